@@ -1,0 +1,42 @@
+# erofskit: the two commands a newcomer needs are `make demo` and `make test`.
+BUILD      ?= build
+SAN_BUILD  ?= build-san
+JOBS       ?= $(shell nproc)
+CMAKE_ARGS ?=
+
+.PHONY: all deps build build-san demo test test-fast test-san bench fuzz clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/Makefile:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+
+$(SAN_BUILD)/Makefile:
+	cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DEROFSKIT_SANITIZE=ON $(CMAKE_ARGS)
+
+build: deps $(BUILD)/Makefile
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-san: deps $(SAN_BUILD)/Makefile
+	cmake --build $(SAN_BUILD) -j $(JOBS)
+
+# Build an image of this source tree, check it, print a summary.
+demo: build
+	@scripts/demo.sh $(BUILD)/erofskit
+
+# Both configurations, the whole suite on each.
+test: build build-san
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(SAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-fast: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-san: build-san
+	cd $(SAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+clean:
+	rm -rf $(BUILD) $(SAN_BUILD) build-fuzz

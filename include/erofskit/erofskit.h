@@ -1,0 +1,233 @@
+/*
+ * erofskit: read EROFS images without the kernel.
+ *
+ * One ek_image is safe to share between threads: every read function may be
+ * called concurrently on the same image.  An ek_inode handle is immutable
+ * after ek_inode_get() and may be shared too.
+ *
+ * Errors: functions return 0 (or a byte count) on success and a negative
+ * errno value on failure.  -EUCLEAN means "the image is corrupt".  When the
+ * caller passes an ek_error, it receives the code and a message that names
+ * the inode and what is wrong.  ek_error may be NULL.
+ */
+#ifndef EROFSKIT_EROFSKIT_H
+#define EROFSKIT_EROFSKIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define EK_ERROR_MESSAGE_MAX 512
+
+typedef struct ek_error {
+	int code;                           /* negative errno, 0 = none */
+	char message[EK_ERROR_MESSAGE_MAX]; /* human readable, NUL terminated */
+} ek_error;
+
+/* Library version, e.g. "0.1.0". */
+const char *ek_version(void);
+
+/* ------------------------------------------------------------ opening */
+
+typedef struct ek_image ek_image;
+typedef uint64_t ek_nid;
+
+enum ek_io_backend {
+	EK_IO_PREAD = 0, /* buffered pread(2) */
+	EK_IO_URING = 1, /* io_uring with O_DIRECT, falls back to buffered */
+};
+
+typedef struct ek_open_options {
+	enum ek_io_backend io;
+	/* deflate decompression engine: "libdeflate", "isal", "zlib" or NULL
+	 * (default: $EROFSKIT_ENGINE, else the fastest available) */
+	const char *deflate_engine;
+	/* decompressed-cluster cache budget in bytes; 0 = no cache */
+	size_t cache_bytes;
+	/* background threads for readahead and batched decompression;
+	 * 0 = none (all decompression happens in the calling thread) */
+	unsigned int workers;
+	/* detect sequential readers and decompress ahead (needs workers) */
+	int readahead;
+} ek_open_options;
+
+/* Fill *o with the defaults. */
+void ek_open_options_init(ek_open_options *o);
+
+/* Open an image file.  opts may be NULL for the defaults. */
+int ek_open(const char *path, const ek_open_options *opts, ek_image **out,
+	    ek_error *err);
+/* Open an image held in memory (the buffer must outlive the image). */
+int ek_open_memory(const void *data, size_t size, const ek_open_options *opts,
+		   ek_image **out, ek_error *err);
+void ek_close(ek_image *img);
+
+/* ------------------------------------------------------------ superblock */
+
+typedef struct ek_super_info {
+	uint32_t block_size;
+	uint32_t feature_compat;
+	uint32_t feature_incompat;
+	uint32_t checksum;
+	int checksum_present;     /* compat SB_CHKSUM */
+	ek_nid root_nid;
+	uint64_t inodes;
+	int64_t epoch;            /* base time of compact inodes */
+	uint32_t fixed_nsec;
+	uint64_t blocks;
+	uint64_t meta_blkaddr;
+	uint64_t xattr_blkaddr;
+	uint8_t uuid[16];
+	char volume_name[17];
+	uint16_t compr_algs;      /* bitmap of algorithm ids used */
+	uint16_t lz4_max_distance;
+	uint16_t extra_devices;
+	uint8_t xattr_prefix_count;
+	ek_nid packed_nid;        /* 0 = no packed inode */
+	ek_nid metabox_nid;       /* 0 = no metabox */
+	uint64_t image_size;      /* bytes of the image file */
+} ek_super_info;
+
+void ek_get_super_info(const ek_image *img, ek_super_info *out);
+ek_nid ek_root_nid(const ek_image *img);
+
+/* Names of the features set in the superblock, comma separated. */
+void ek_feature_names(const ek_super_info *sb, char *buf, size_t size);
+
+/* ------------------------------------------------------------ inodes */
+
+typedef struct ek_inode ek_inode;
+
+typedef struct ek_stat {
+	ek_nid nid;
+	uint64_t ino;       /* what the kernel reports as st_ino */
+	uint32_t mode;      /* type and permission bits, as st_mode */
+	uint32_t uid, gid;
+	uint32_t nlink;
+	uint64_t size;
+	int64_t mtime;      /* seconds since the epoch, may be negative */
+	uint32_t mtime_nsec;
+	uint32_t rdev_major, rdev_minor;
+	uint64_t blocks;    /* 512-byte units, as st_blocks */
+} ek_stat;
+
+/* Load and validate one inode.  The handle must be released with
+ * ek_inode_put(). */
+int ek_inode_get(ek_image *img, ek_nid nid, ek_inode **out, ek_error *err);
+void ek_inode_put(ek_inode *inode);
+const ek_stat *ek_inode_stat(const ek_inode *inode);
+ek_image *ek_inode_image(const ek_inode *inode);
+
+/* Detail of an inode's on-disk form, for inspection tools. */
+typedef struct ek_inode_detail {
+	int extended;            /* 64-byte core */
+	unsigned int layout;     /* 0 plain, 1 compressed full, 2 inline,
+	                            3 compressed compact, 4 chunk based */
+	uint64_t inode_offset;   /* byte offset of the core in the image */
+	unsigned int xattr_size; /* bytes of the inline xattr body */
+	uint32_t raw_u;          /* the i_u union */
+	uint32_t on_disk_ino;    /* informational i_ino */
+	uint64_t inline_offset;  /* byte offset of inline data, 0 if none */
+	uint32_t inline_size;
+} ek_inode_detail;
+
+void ek_inode_get_detail(const ek_inode *inode, ek_inode_detail *out);
+
+/* Resolve an absolute path ("/", "/etc/passwd"; "." and ".." are handled
+ * as names stored in the directories; symlinks are not followed). */
+int ek_lookup(ek_image *img, const char *path, ek_nid *out, ek_error *err);
+/* Look up one name in a directory. -ENOENT if absent. */
+int ek_lookup_child(ek_inode *dir, const char *name, size_t name_len,
+		    ek_nid *out, ek_error *err);
+/* Convenience: stat by nid. */
+int ek_stat_nid(ek_image *img, ek_nid nid, ek_stat *out, ek_error *err);
+
+/* ------------------------------------------------------------ directories */
+
+enum ek_file_type {
+	EK_FT_UNKNOWN = 0, EK_FT_REG = 1, EK_FT_DIR = 2, EK_FT_CHR = 3,
+	EK_FT_BLK = 4, EK_FT_FIFO = 5, EK_FT_SOCK = 6, EK_FT_LNK = 7,
+};
+
+typedef struct ek_dirent {
+	ek_nid nid;
+	unsigned int type;      /* enum ek_file_type */
+	const char *name;       /* not NUL terminated */
+	size_t name_len;
+	uint64_t next_offset;   /* pass to ek_readdir to continue after this */
+} ek_dirent;
+
+/* Called for each entry; return non-zero to stop (ek_readdir returns it). */
+typedef int (*ek_readdir_fn)(void *ctx, const ek_dirent *d);
+
+/* Iterate a directory's entries (including "." and ".."), in on-disk
+ * order, starting at offset (0 = beginning).  Every block is validated
+ * before any of its entries is reported. */
+int ek_readdir(ek_inode *dir, uint64_t offset, ek_readdir_fn fn, void *ctx,
+	       ek_error *err);
+
+/* ------------------------------------------------------------ data */
+
+/* Read up to len bytes at offset; returns bytes read (short only at EOF). */
+ssize_t ek_read(ek_inode *inode, void *buf, size_t len, uint64_t offset,
+		ek_error *err);
+
+/* Symlink target into buf (NUL terminated); returns its length. */
+ssize_t ek_readlink(ek_inode *inode, char *buf, size_t size, ek_error *err);
+
+/* One mapped extent of a file, for inspection. */
+enum ek_extent_kind {
+	EK_EXTENT_HOLE = 0,       /* reads as zeros */
+	EK_EXTENT_PLAIN = 1,      /* stored uncompressed at physical */
+	EK_EXTENT_COMPRESSED = 2, /* compressed pcluster at physical */
+	EK_EXTENT_INLINE = 3,     /* stored in the inode's metadata block */
+	EK_EXTENT_FRAGMENT = 4,   /* inside the packed inode */
+};
+
+typedef struct ek_extent {
+	uint64_t logical;     /* first file byte of the extent */
+	uint64_t length;      /* decompressed bytes */
+	uint64_t physical;    /* image byte offset (or packed inode offset) */
+	uint64_t physical_length;
+	unsigned int kind;    /* enum ek_extent_kind */
+	unsigned int algorithm; /* for compressed extents: 0 lz4, 1 lzma,
+	                           2 deflate, 3 zstd */
+	int partial;          /* only a prefix of the decoded data is used */
+	int interlaced;       /* uncompressed, stored rotated in its block */
+} ek_extent;
+
+/* Map the extent containing file offset `offset` (< i_size). */
+int ek_map(ek_inode *inode, uint64_t offset, ek_extent *out, ek_error *err);
+
+/* Algorithm name for an id ("lz4", "lzma", "deflate", "zstd"). */
+const char *ek_algorithm_name(unsigned int id);
+
+/* ------------------------------------------------------------ xattrs */
+
+/* Called for each xattr with its full name ("user.foo"). */
+typedef int (*ek_xattr_fn)(void *ctx, const char *name, size_t name_len,
+			   const void *value, size_t value_len);
+
+/* Iterate every xattr (inline first, then shared), validating each. */
+int ek_xattr_iterate(ek_inode *inode, ek_xattr_fn fn, void *ctx,
+		     ek_error *err);
+/* listxattr(2) form: NUL-separated names into buf; size 0 asks the length. */
+ssize_t ek_xattr_list(ek_inode *inode, char *buf, size_t size, ek_error *err);
+/* getxattr(2) form: -ENODATA if absent, -ERANGE if buf too small;
+ * size 0 asks the length. */
+ssize_t ek_xattr_get(ek_inode *inode, const char *name, void *buf,
+		     size_t size, ek_error *err);
+
+/* ------------------------------------------------------------ errors */
+
+/* Describe a negative error code ("image is corrupt" for -EUCLEAN). */
+const char *ek_strerror(int code);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

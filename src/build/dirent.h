@@ -1,0 +1,16 @@
+/* A directory's entries as stored: children plus "." and "..", sorted. */
+#ifndef EK_BUILD_DIRENT_H
+#define EK_BUILD_DIRENT_H
+
+#include <stddef.h>
+
+#include "format/dir.h"
+
+struct build;
+struct binode;
+
+/* Allocates *out (free() it); nids are those assigned so far. */
+int dir_entries(struct build *b, const struct binode *dir,
+		struct fmt_dirent_in **out, size_t *count);
+
+#endif

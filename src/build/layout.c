@@ -1,0 +1,155 @@
+/*
+ * Metadata layout.  The image is laid out as
+ *
+ *     [superblock block(s)] [file data] [metadata area] [directory blocks]
+ *
+ * File data comes first because it is written while compressing (so that
+ * inline compressed tails are known before inodes are placed); meta_blkaddr
+ * then points at the metadata area, so nids stay small.  The area starts
+ * with the shared xattrs; inode records follow on 32-byte slots.  A record
+ * that fits in a block never crosses a block boundary (inline tails must
+ * not), and records fill earlier gaps first-fit to waste little space.
+ * Directory data lives after the metadata because it holds nids.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "build/build.h"
+#include "build/dirent.h"
+#include "format/dir.h"
+#include "format/ondisk.h"
+#include "util/error.h"
+
+#define OPEN_BLOCKS_MAX 32
+
+struct placer {
+	uint32_t blksz;
+	uint64_t cursor;                   /* end of the used area */
+	uint64_t open[OPEN_BLOCKS_MAX];    /* next free byte in earlier blocks */
+	unsigned int nopen;
+};
+
+static void remember_gap(struct placer *p, uint64_t pos)
+{
+	uint64_t block_end = round_up_u64(pos + 1, p->blksz);
+
+	if (block_end - pos < EROFS_SLOT_SIZE)
+		return;
+	if (p->nopen == OPEN_BLOCKS_MAX) {
+		memmove(p->open, p->open + 1, (OPEN_BLOCKS_MAX - 1) * sizeof(p->open[0]));
+		p->nopen--;
+	}
+	p->open[p->nopen++] = pos;
+}
+
+/* Returns the offset of a record of `size` bytes within the area. */
+static uint64_t place(struct placer *p, uint32_t size)
+{
+	uint64_t slots = round_up_u64(size, EROFS_SLOT_SIZE), pos;
+	unsigned int i;
+
+	if (size <= p->blksz) {
+		for (i = 0; i < p->nopen; i++) {
+			uint64_t end = round_up_u64(p->open[i] + 1, p->blksz);
+
+			if (p->open[i] + size > end)
+				continue;
+			pos = p->open[i];
+			p->open[i] += slots;
+			if (p->open[i] >= end || end - p->open[i] < EROFS_SLOT_SIZE) {
+				memmove(p->open + i, p->open + i + 1,
+					(p->nopen - i - 1) * sizeof(p->open[0]));
+				p->nopen--;
+			}
+			return pos;
+		}
+		if ((p->cursor % p->blksz) + size > p->blksz) {
+			remember_gap(p, p->cursor);
+			p->cursor = round_up_u64(p->cursor, p->blksz);
+		}
+	}
+	pos = p->cursor;
+	p->cursor += slots;
+	return pos;
+}
+
+static bool tail_fits_inline(const struct build *b, const struct binode *n,
+			     uint64_t tail)
+{
+	return tail && binode_core_size(n) + n->xattr_size + tail <= b->blksz;
+}
+
+static int size_directory(struct build *b, struct binode *n)
+{
+	struct fmt_dirent_in *ents;
+	size_t count;
+	uint64_t tail;
+	int ret = dir_entries(b, n, &ents, &count);
+
+	if (ret)
+		return ret;
+	n->dir_size = fmt_dir_size(ents, count, b->blksz);
+	free(ents);
+	n->size = n->dir_size;
+	tail = n->dir_size % b->blksz;
+	if (tail_fits_inline(b, n, tail)) {
+		n->layout = EROFS_LAYOUT_FLAT_INLINE;
+		n->inline_size = (uint32_t)tail;
+		n->nblocks = n->dir_size / b->blksz;
+	} else {
+		n->layout = EROFS_LAYOUT_FLAT_PLAIN;
+		n->nblocks = div_round_up_u64(n->dir_size, b->blksz);
+	}
+	return 0;
+}
+
+int layout_metadata(struct build *b)
+{
+	struct placer p = { .blksz = b->blksz };
+	uint64_t blk, serial = 0;
+	struct binode *n;
+	int ret;
+
+	/* Shared xattrs first; no inode at nid 0, which tools read as
+	 * "none" (packed_nid 0, for one). */
+	p.cursor = round_up_u64(b->shared_xattr_size ? b->shared_xattr_size : 1,
+				EROFS_SLOT_SIZE);
+	for (n = b->tree.first; n; n = n->next) {
+		uint64_t rec;
+
+		if (S_ISDIR(n->mode)) {
+			ret = size_directory(b, n);
+			if (ret)
+				return ret;
+		}
+		rec = binode_core_size(n) + n->xattr_size;
+		if (n->layout == EROFS_LAYOUT_FLAT_INLINE)
+			rec += n->inline_size;
+		else
+			rec += n->meta_extra;
+		if (rec > UINT32_MAX)
+			return ek_fail(b->err, -EFBIG, "inode metadata too large");
+		n->record_size = (uint32_t)rec;
+		n->nid = place(&p, n->record_size) / EROFS_SLOT_SIZE;
+		n->serial = (uint32_t)++serial;
+	}
+	if (b->tree.root->nid > 0xFFFF)
+		return ek_fail(b->err, -EFBIG, "root inode nid %llu does not fit 16 bits",
+			       (unsigned long long)b->tree.root->nid);
+	b->meta_size = p.cursor;
+	b->meta_blkaddr = b->data_blk;
+	blk = b->meta_blkaddr + div_round_up_u64(b->meta_size, b->blksz);
+	for (n = b->tree.first; n; n = n->next) {
+		if (!S_ISDIR(n->mode) || !n->nblocks)
+			continue;
+		n->startblk = blk;
+		blk += n->nblocks;
+	}
+	if (blk > UINT32_MAX)
+		return ek_fail(b->err, -EFBIG, "image exceeds 2^32 blocks of %u bytes",
+			       b->blksz);
+	b->end_blk = blk;
+	return 0;
+}

@@ -1,0 +1,183 @@
+/* Serializing the metadata area, directory blocks and the superblock. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include "build/build.h"
+#include "build/compress.h"
+#include "build/dirent.h"
+#include "format/dir.h"
+#include "format/inode.h"
+#include "format/super.h"
+#include "util/error.h"
+
+static uint32_t inode_u(const struct build *b, const struct binode *n)
+{
+	switch (n->mode & S_IFMT) {
+	case S_IFCHR:
+	case S_IFBLK:
+		return fmt_encode_rdev(n->rdev_major, n->rdev_minor);
+	case S_IFIFO:
+	case S_IFSOCK:
+		return 0;
+	}
+	switch (n->layout) {
+	case EROFS_LAYOUT_FLAT_INLINE:
+		/* Entirely inline: no block, written as NULL like mkfs. */
+		return n->nblocks ? (uint32_t)n->startblk : EROFS_NULL_ADDR;
+	case EROFS_LAYOUT_CHUNK_BASED:
+		return n->chunks->chunkbits - b->blkszbits;
+	case EROFS_LAYOUT_COMPRESSED_FULL:
+	case EROFS_LAYOUT_COMPRESSED_COMPACT:
+		return (uint32_t)n->nblocks;
+	default:
+		return n->nblocks ? (uint32_t)n->startblk : 0;
+	}
+}
+
+static void encode_core(const struct build *b, const struct binode *n,
+			uint8_t *out)
+{
+	struct fmt_inode in = {
+		.extended = n->extended,
+		.layout = n->layout,
+		.xattr_icount = n->xattr_icount,
+		.mode = (uint16_t)n->mode,
+		.nlink = n->nlink,
+		.size = S_ISDIR(n->mode) ? n->dir_size : n->size,
+		.mtime = n->mtime,
+		.mtime_nsec = n->mtime_nsec,
+		.u = inode_u(b, n),
+		.ino = n->serial,
+		.uid = n->uid,
+		.gid = n->gid,
+	};
+
+	fmt_inode_encode(&in, out);
+}
+
+/* Directory content: full blocks to the image, the tail inline. */
+static int write_directory(struct build *b, struct binode *n, uint8_t *inline_out)
+{
+	struct fmt_dirent_in *ents;
+	size_t count;
+	uint8_t *data;
+	uint64_t full;
+	int ret = dir_entries(b, n, &ents, &count);
+
+	if (ret)
+		return ret;
+	data = calloc(1, round_up_u64(n->dir_size, b->blksz));
+	if (!data) {
+		free(ents);
+		return ek_fail(b->err, -ENOMEM, "out of memory");
+	}
+	fmt_dir_encode(ents, count, b->blksz, data);
+	free(ents);
+	full = n->layout == EROFS_LAYOUT_FLAT_INLINE ? n->dir_size - n->inline_size
+						     : round_up_u64(n->dir_size, b->blksz);
+	if (full)
+		ret = writer_pwrite(b->w, n->startblk << b->blkszbits, data, full, b->err);
+	if (!ret && n->layout == EROFS_LAYOUT_FLAT_INLINE)
+		memcpy(inline_out, data + full, n->inline_size);
+	free(data);
+	return ret;
+}
+
+static int encode_inode(struct build *b, struct binode *n, uint8_t *meta)
+{
+	uint8_t *rec = meta + n->nid * EROFS_SLOT_SIZE;
+	uint8_t *tail = rec + binode_core_size(n) + n->xattr_size;
+	uint64_t i;
+
+	encode_core(b, n, rec);
+	if (n->xattr_size)
+		encode_xattr_body(b, n, rec + binode_core_size(n));
+	if (S_ISDIR(n->mode))
+		return write_directory(b, n, tail);
+	if (n->layout == EROFS_LAYOUT_FLAT_INLINE)
+		memcpy(tail, S_ISLNK(n->mode) ? (const uint8_t *)n->symlink
+					       : n->inline_data, n->inline_size);
+	else if (n->layout == EROFS_LAYOUT_CHUNK_BASED)
+		for (i = 0; i < n->chunks->count; i++)
+			put_le32(tail + 4 * i, n->chunks->blocks[i]);
+	else if (n->z)
+		zbuild_encode_index(b, n, rec);
+	return 0;
+}
+
+static int write_superblock(struct build *b)
+{
+	size_t head = (size_t)(b->first_data_blk << b->blkszbits);
+	size_t span = fmt_super_checksum_span(b->blksz);
+	struct fmt_super sb = { 0 };
+	uint8_t *block;
+	int ret;
+
+	block = calloc(1, head > EROFS_SUPER_OFFSET + span ? head : EROFS_SUPER_OFFSET + span);
+	if (!block)
+		return ek_fail(b->err, -ENOMEM, "out of memory");
+	sb.feature_compat = b->feature_compat;
+	sb.feature_incompat = b->feature_incompat;
+	sb.blkszbits = (uint8_t)b->blkszbits;
+	sb.root_nid_16 = (uint16_t)b->tree.root->nid;
+	sb.inos = b->tree.ninodes;
+	sb.epoch = b->epoch;
+	sb.fixed_nsec = b->fixed_nsec;
+	sb.blocks_lo = (uint32_t)b->end_blk;
+	sb.meta_blkaddr = (uint32_t)b->meta_blkaddr;
+	sb.xattr_blkaddr = b->shared_xattr_size ? (uint32_t)b->meta_blkaddr : 0;
+	if (b->o.uuid_set) {
+		memcpy(sb.uuid, b->o.uuid, 16);
+	} else if (b->o.uuid_random) {
+		if (getrandom(sb.uuid, 16, 0) != 16) {
+			free(block);
+			return ek_fail(b->err, -EIO, "cannot get random bytes for the UUID");
+		}
+		sb.uuid[6] = (uint8_t)((sb.uuid[6] & 0x0F) | 0x40);
+		sb.uuid[8] = (uint8_t)((sb.uuid[8] & 0x3F) | 0x80);
+	} else {
+		/* Derived from the content: reproducible, yet distinct for
+		 * distinct images (an RFC 9562 version 8 UUID). */
+		writer_digest(b->w, sb.uuid);
+		sb.uuid[6] = (uint8_t)((sb.uuid[6] & 0x0F) | 0x80);
+		sb.uuid[8] = (uint8_t)((sb.uuid[8] & 0x3F) | 0x80);
+	}
+	memcpy(sb.volume_name, b->o.label, strnlen(b->o.label, 15));
+	sb.u1 = b->z ? zbuild_sb_u1(b) : 0;
+	fmt_super_encode(&sb, block + EROFS_SUPER_OFFSET);
+	memcpy(block + EROFS_SUPER_OFFSET + EROFS_SUPER_BASE_SIZE, b->sb_tail,
+	       b->sb_tail_size);
+	put_le32(block + EROFS_SUPER_OFFSET + 4,
+		 fmt_super_checksum(block + EROFS_SUPER_OFFSET, span));
+	ret = writer_pwrite_unhashed(b->w, 0, block, head, b->err);
+	free(block);
+	return ret;
+}
+
+int write_metadata(struct build *b)
+{
+	uint64_t area = round_up_u64(b->meta_size, b->blksz);
+	uint8_t *meta = calloc(1, area ? area : 1);
+	struct binode *n;
+	int ret = 0;
+
+	if (!meta)
+		return ek_fail(b->err, -ENOMEM, "out of memory for %llu bytes of metadata",
+			       (unsigned long long)area);
+	if (b->shared_xattr_size)
+		encode_shared_xattrs(b, meta);
+	for (n = b->tree.first; n && !ret; n = n->next)
+		ret = encode_inode(b, n, meta);
+	/* Metadata is written before the directory blocks in hash order:
+	 * encode_inode wrote directory blocks already, but the hash only
+	 * needs a fixed order, which this is. */
+	if (!ret)
+		ret = writer_pwrite(b->w, b->meta_blkaddr << b->blkszbits, meta, area, b->err);
+	free(meta);
+	if (!ret)
+		ret = write_superblock(b);
+	return ret;
+}

@@ -1,0 +1,403 @@
+/*
+ * Walking the source directory: every entry's metadata and xattrs into the
+ * tree, hard links joined on (st_dev, st_ino).  Children of a directory are
+ * created together (sorted by name) before any subdirectory is entered, so
+ * that the inodes of one directory end up next to each other.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "build/build.h"
+#include "format/xattr.h"
+#include "util/error.h"
+
+/* ------------------------------------------------------------ hard links */
+
+struct link_entry {
+	dev_t dev;
+	ino_t ino;
+	struct binode *inode;
+};
+
+struct hardlinks {
+	struct link_entry *slots;
+	size_t cap, used;
+};
+
+static size_t link_hash(dev_t dev, ino_t ino, size_t cap)
+{
+	uint64_t h = (uint64_t)ino * 0x9E3779B97F4A7C15ull ^ (uint64_t)dev;
+
+	return (size_t)(h ^ (h >> 29)) & (cap - 1);
+}
+
+static struct link_entry *links_find(struct hardlinks *h, dev_t dev, ino_t ino)
+{
+	size_t i;
+
+	if (!h->cap)
+		return NULL;
+	for (i = link_hash(dev, ino, h->cap); h->slots[i].inode;
+	     i = (i + 1) & (h->cap - 1))
+		if (h->slots[i].dev == dev && h->slots[i].ino == ino)
+			return &h->slots[i];
+	return NULL;
+}
+
+static int links_add(struct hardlinks *h, dev_t dev, ino_t ino,
+		     struct binode *inode)
+{
+	size_t i;
+
+	if ((h->used + 1) * 2 > h->cap) {
+		size_t ncap = h->cap ? h->cap * 2 : 64, j;
+		struct link_entry *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		for (j = 0; j < h->cap; j++) {
+			if (!h->slots[j].inode)
+				continue;
+			i = link_hash(h->slots[j].dev, h->slots[j].ino, ncap);
+			while (n[i].inode)
+				i = (i + 1) & (ncap - 1);
+			n[i] = h->slots[j];
+		}
+		free(h->slots);
+		h->slots = n;
+		h->cap = ncap;
+	}
+	i = link_hash(dev, ino, h->cap);
+	while (h->slots[i].inode)
+		i = (i + 1) & (h->cap - 1);
+	h->slots[i] = (struct link_entry){ dev, ino, inode };
+	h->used++;
+	return 0;
+}
+
+void hardlinks_free(struct hardlinks *h)
+{
+	if (h) {
+		free(h->slots);
+		free(h);
+	}
+}
+
+/* ------------------------------------------------------------ xattrs */
+
+static int cmp_xattr_ptr(const void *a, const void *b)
+{
+	const struct bxattr *x = *(struct bxattr *const *)a;
+	const struct bxattr *y = *(struct bxattr *const *)b;
+
+	return strcmp(x->full_name, y->full_name);
+}
+
+static int read_xattrs(struct build *b, struct binode *n, const char *path)
+{
+	char *names = NULL, *value = NULL, *p;
+	ssize_t len, vlen;
+	int ret = 0, tries = 0;
+
+retry:
+	len = llistxattr(path, NULL, 0);
+	if (len < 0) {
+		if (errno == ENOTSUP || errno == ENOSYS)
+			return 0;
+		return ek_fail(b->err, -errno, "%s: cannot list xattrs: %s", path,
+			       strerror(errno));
+	}
+	if (len == 0)
+		return 0;
+	names = malloc((size_t)len);
+	value = malloc(65536);
+	if (!names || !value) {
+		ret = ek_fail(b->err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	len = llistxattr(path, names, (size_t)len);
+	if (len < 0) {
+		if (errno == ERANGE && ++tries < 3) {
+			free(names);
+			free(value);
+			goto retry;
+		}
+		ret = ek_fail(b->err, -errno, "%s: cannot list xattrs: %s", path,
+			      strerror(errno));
+		goto out;
+	}
+	for (p = names; p < names + len; p += strlen(p) + 1) {
+		struct bxattr **grown, *x;
+		size_t prefix_len, name_len = strlen(p);
+		uint8_t index;
+
+		if (!fmt_xattr_split(p, name_len, &index, &prefix_len)) {
+			fprintf(stderr, "erofskit: warning: %s: xattr %s has no EROFS prefix, skipped\n",
+				path, p);
+			continue;
+		}
+		if (name_len - prefix_len > EROFS_NAME_MAX) {
+			ret = ek_fail(b->err, -ENAMETOOLONG, "%s: xattr name %s is too long",
+				      path, p);
+			goto out;
+		}
+		vlen = lgetxattr(path, p, value, 65536);
+		if (vlen < 0) {
+			if (errno == ENODATA)
+				continue;   /* removed meanwhile */
+			ret = ek_fail(b->err, -errno, "%s: cannot read xattr %s: %s",
+				      path, p, strerror(errno));
+			goto out;
+		}
+		if (vlen > 65535) {
+			ret = ek_fail(b->err, -E2BIG, "%s: xattr %s value of %zd bytes exceeds 65535",
+				      path, p, vlen);
+			goto out;
+		}
+		x = btree_intern_xattr(&b->tree, index, p, prefix_len, value, (size_t)vlen);
+		grown = realloc(n->xattrs, (n->nxattrs + 1) * sizeof(*grown));
+		if (!x || !grown) {
+			free(grown);
+			ret = ek_fail(b->err, -ENOMEM, "out of memory");
+			goto out;
+		}
+		n->xattrs = grown;
+		n->xattrs[n->nxattrs++] = x;
+	}
+	qsort(n->xattrs, n->nxattrs, sizeof(*n->xattrs), cmp_xattr_ptr);
+out:
+	free(names);
+	free(value);
+	return ret;
+}
+
+/* ------------------------------------------------------------ inodes */
+
+static int fill_inode(struct build *b, struct binode *n, const char *path,
+		      const struct stat *st)
+{
+	const ek_build_options *o = &b->o;
+
+	n->mode = st->st_mode;
+	n->uid = o->all_root ? 0 : st->st_uid;
+	n->gid = o->all_root ? 0 : st->st_gid;
+	if (o->force_uid >= 0)
+		n->uid = (uint32_t)o->force_uid;
+	if (o->force_gid >= 0)
+		n->gid = (uint32_t)o->force_gid;
+	n->mtime = st->st_mtim.tv_sec;
+	n->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
+	if (o->timestamp_set && !o->timestamp_build_only) {
+		n->mtime = o->timestamp;
+		n->mtime_nsec = 0;
+	} else if (o->clamp_mtime && n->mtime >= o->timestamp) {
+		n->mtime = o->timestamp;
+		n->mtime_nsec = 0;
+	}
+	n->src_dev = st->st_dev;
+	n->src_ino = st->st_ino;
+	n->nlink = 1;
+
+	switch (st->st_mode & S_IFMT) {
+	case S_IFREG:
+		n->size = (uint64_t)st->st_size;
+		n->has_holes = (uint64_t)st->st_blocks * 512 < n->size;
+		n->src_path = strdup(path);
+		if (!n->src_path)
+			return ek_fail(b->err, -ENOMEM, "out of memory");
+		break;
+	case S_IFLNK: {
+		char target[PATH_MAX + 1];
+		ssize_t len = readlink(path, target, sizeof(target));
+
+		if (len < 0)
+			return ek_fail(b->err, -errno, "%s: cannot read symlink: %s",
+				       path, strerror(errno));
+		if (len == 0 || len > 4095)
+			return ek_fail(b->err, -ENAMETOOLONG,
+				       "%s: symlink target of %zd bytes (EROFS stores 1..4095)",
+				       path, len);
+		n->symlink = malloc((size_t)len + 1);
+		if (!n->symlink)
+			return ek_fail(b->err, -ENOMEM, "out of memory");
+		memcpy(n->symlink, target, (size_t)len);
+		n->symlink[len] = '\0';
+		n->size = (uint64_t)len;
+		break;
+	}
+	case S_IFCHR:
+	case S_IFBLK:
+		n->rdev_major = major(st->st_rdev);
+		n->rdev_minor = minor(st->st_rdev);
+		break;
+	case S_IFDIR:
+	case S_IFIFO:
+	case S_IFSOCK:
+		break;
+	default:
+		return ek_fail(b->err, -EINVAL, "%s: unsupported file type 0%o", path,
+			       st->st_mode & S_IFMT);
+	}
+	if (!o->no_xattrs)
+		return read_xattrs(b, n, path);
+	return 0;
+}
+
+static int cmp_dentry(const void *a, const void *b)
+{
+	const struct bdentry *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+static char *join(const char *dir, const char *name)
+{
+	size_t a = strlen(dir), n = strlen(name);
+	char *p = malloc(a + n + 2);
+
+	if (p) {
+		memcpy(p, dir, a);
+		p[a] = '/';
+		memcpy(p + a + 1, name, n + 1);
+	}
+	return p;
+}
+
+/* Read, sort and create the children of one directory. */
+static int scan_children(struct build *b, struct binode *dir, const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	size_t cap = 0;
+	uint32_t i;
+	int ret = 0;
+
+	if (!d)
+		return ek_fail(b->err, -errno, "%s: cannot open directory: %s", path,
+			       strerror(errno));
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			if (errno)
+				ret = ek_fail(b->err, -errno, "%s: cannot read directory: %s",
+					      path, strerror(errno));
+			break;
+		}
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (dir->nchildren == cap) {
+			struct bdentry *grown;
+
+			cap = cap ? cap * 2 : 16;
+			grown = realloc(dir->children, cap * sizeof(*grown));
+			if (!grown) {
+				ret = ek_fail(b->err, -ENOMEM, "out of memory");
+				break;
+			}
+			dir->children = grown;
+		}
+		dir->children[dir->nchildren].name = strdup(de->d_name);
+		dir->children[dir->nchildren].name_len = (uint16_t)strlen(de->d_name);
+		dir->children[dir->nchildren].inode = NULL;
+		if (!dir->children[dir->nchildren].name) {
+			ret = ek_fail(b->err, -ENOMEM, "out of memory");
+			break;
+		}
+		dir->nchildren++;
+	}
+	closedir(d);
+	if (ret)
+		return ret;
+	qsort(dir->children, dir->nchildren, sizeof(*dir->children), cmp_dentry);
+
+	for (i = 0; i < dir->nchildren && !ret; i++) {
+		struct bdentry *e = &dir->children[i];
+		char *child = join(path, e->name);
+		struct link_entry *link;
+		struct stat st;
+
+		if (!child)
+			return ek_fail(b->err, -ENOMEM, "out of memory");
+		if (lstat(child, &st) < 0) {
+			ret = ek_fail(b->err, -errno, "%s: %s", child, strerror(errno));
+			free(child);
+			break;
+		}
+		link = !S_ISDIR(st.st_mode) && st.st_nlink > 1 ?
+		       links_find(b->links, st.st_dev, st.st_ino) : NULL;
+		if (link) {
+			e->inode = link->inode;
+			e->inode->nlink++;
+		} else {
+			e->inode = btree_new_inode(&b->tree);
+			if (!e->inode)
+				ret = ek_fail(b->err, -ENOMEM, "out of memory");
+			else
+				ret = fill_inode(b, e->inode, child, &st);
+			if (!ret && !S_ISDIR(st.st_mode) && st.st_nlink > 1 &&
+			    links_add(b->links, st.st_dev, st.st_ino, e->inode))
+				ret = ek_fail(b->err, -ENOMEM, "out of memory");
+			if (!ret && S_ISDIR(st.st_mode))
+				e->inode->parent = dir;
+		}
+		free(child);
+	}
+	return ret;
+}
+
+static int scan_dir(struct build *b, struct binode *dir, const char *path,
+		    unsigned int depth)
+{
+	uint32_t i, subdirs = 0;
+	int ret;
+
+	if (depth > 4096)
+		return ek_fail(b->err, -ELOOP, "%s: directory tree too deep", path);
+	ret = scan_children(b, dir, path);
+	for (i = 0; i < dir->nchildren && !ret; i++) {
+		struct bdentry *e = &dir->children[i];
+		char *child;
+
+		if (!S_ISDIR(e->inode->mode))
+			continue;
+		subdirs++;
+		child = join(path, e->name);
+		if (!child)
+			return ek_fail(b->err, -ENOMEM, "out of memory");
+		ret = scan_dir(b, e->inode, child, depth + 1);
+		free(child);
+	}
+	dir->nlink = 2 + subdirs;
+	return ret;
+}
+
+int scan_source(struct build *b)
+{
+	struct binode *root;
+	struct stat st;
+	int ret;
+
+	if (lstat(b->source, &st) < 0)
+		return ek_fail(b->err, -errno, "%s: %s", b->source, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return ek_fail(b->err, -ENOTDIR, "%s: not a directory", b->source);
+	b->links = calloc(1, sizeof(*b->links));
+	root = btree_new_inode(&b->tree);
+	if (!b->links || !root)
+		return ek_fail(b->err, -ENOMEM, "out of memory");
+	b->tree.root = root;
+	ret = fill_inode(b, root, b->source, &st);
+	if (ret)
+		return ret;
+	root->parent = root;
+	return scan_dir(b, root, b->source, 0);
+}

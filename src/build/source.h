@@ -1,0 +1,20 @@
+/* Reading source files, and noticing when they change under us. */
+#ifndef EK_BUILD_SOURCE_H
+#define EK_BUILD_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct build;
+struct binode;
+
+/* Open a regular file's source; fails if it is no longer the file that
+ * was scanned (other inode, other type, other size). */
+int source_open(struct build *b, const struct binode *n, int *fd);
+/* Read exactly len bytes at off; a short read means the file shrank. */
+int source_pread(struct build *b, const struct binode *n, int fd, void *buf,
+		 size_t len, uint64_t off);
+/* After reading: same size and mtime, nothing past the end. */
+int source_check_unchanged(struct build *b, const struct binode *n, int fd);
+
+#endif

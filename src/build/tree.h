@@ -1,0 +1,106 @@
+/* The builder's in-memory tree: inodes, directory entries, xattrs. */
+#ifndef EK_BUILD_TREE_H
+#define EK_BUILD_TREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "erofskit/build.h"
+
+/* One distinct (name, value) pair, interned across the whole tree. */
+struct bxattr {
+	uint8_t index;             /* built-in prefix index */
+	uint8_t suffix_len;
+	uint16_t value_len;
+	uint8_t *suffix;
+	uint8_t *value;
+	char *full_name;
+	uint32_t users;            /* inodes carrying it */
+	int64_t shared_id;         /* -1 unless stored in the shared area */
+	uint32_t hash;
+	struct bxattr *next;       /* hash chain */
+};
+
+struct bdentry {
+	char *name;
+	uint16_t name_len;
+	struct binode *inode;
+};
+
+/* How a regular file's data is stored. */
+struct bchunks {
+	unsigned int chunkbits;
+	uint64_t count;
+	uint32_t *blocks;          /* per chunk start block, or EROFS_NULL_ADDR */
+};
+
+struct bcompressed;            /* compress.h */
+
+struct binode {
+	/* from the source */
+	uint32_t mode;
+	uint32_t uid, gid;
+	uint64_t size;
+	int64_t mtime;
+	uint32_t mtime_nsec;
+	uint32_t rdev_major, rdev_minor;
+	dev_t src_dev;
+	ino_t src_ino;
+	char *src_path;            /* regular files: where to read the data */
+	char *symlink;             /* symlink target */
+	bool has_holes;            /* source file is sparse */
+
+	struct bxattr **xattrs;
+	uint32_t nxattrs;
+
+	/* directories */
+	struct bdentry *children;  /* sorted by name, without "." and ".." */
+	uint32_t nchildren;
+	struct binode *parent;
+
+	uint32_t nlink;            /* entries naming it in the image */
+
+	/* layout decisions */
+	bool extended;
+	uint8_t layout;
+	uint16_t xattr_icount;
+	uint32_t xattr_size;
+	uint64_t nid;
+	uint32_t serial;           /* i_ino */
+	uint64_t startblk;         /* flat layouts: first full block */
+	uint64_t nblocks;          /* data blocks owned (flat / chunk) */
+	uint32_t inline_size;      /* bytes stored after the inode */
+	uint8_t *inline_data;      /* the inline tail (files, symlinks) */
+	uint64_t dir_size;         /* directories: i_size */
+	uint32_t record_size;      /* core + xattrs + index/inline */
+	struct bchunks *chunks;    /* CHUNK_BASED */
+	struct bcompressed *z;     /* compressed files */
+	uint32_t meta_extra;       /* compressed: index bytes (incl. padding) */
+
+	struct binode *next;       /* all inodes, in nid-assignment order */
+};
+
+struct btree {
+	struct binode *root;
+	struct binode *first, *last;  /* inode list */
+	uint64_t ninodes;
+	/* xattr interning */
+	struct bxattr **xbuckets;
+	size_t nxbuckets, nxattrs;
+};
+
+struct binode *btree_new_inode(struct btree *t);
+void btree_free(struct btree *t);
+
+/* Intern an xattr; returns NULL on allocation failure. */
+struct bxattr *btree_intern_xattr(struct btree *t, uint8_t index,
+				  const char *full_name, size_t prefix_len,
+				  const void *value, size_t value_len);
+
+/* Visit every xattr item once. */
+void btree_for_each_xattr(struct btree *t,
+			  void (*fn)(struct bxattr *x, void *ctx), void *ctx);
+
+#endif

@@ -1,0 +1,203 @@
+/* Temporary image file: positional writes, hashing, atomic rename. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "build/writer.h"
+#include "util/error.h"
+
+struct writer {
+	int fd;
+	char *target;
+	char *tmp;
+	XXH3_state_t *hash;
+};
+
+int writer_open(const char *target, struct writer **out, ek_error *err)
+{
+	struct writer *w = calloc(1, sizeof(*w));
+	struct stat st;
+	size_t len = strlen(target);
+
+	if (!w)
+		return ek_fail(err, -ENOMEM, "out of memory");
+	w->fd = -1;
+	/* Refuse to replace something that is not a regular file. */
+	if (stat(target, &st) == 0 && !S_ISREG(st.st_mode)) {
+		free(w);
+		return ek_fail(err, -EEXIST, "%s exists and is not a regular file", target);
+	}
+	w->target = strdup(target);
+	w->tmp = malloc(len + 32);
+	w->hash = XXH3_createState();
+	if (!w->target || !w->tmp || !w->hash) {
+		writer_abort(w);
+		return ek_fail(err, -ENOMEM, "out of memory");
+	}
+	snprintf(w->tmp, len + 32, "%s.tmp.XXXXXX", target);
+	w->fd = mkostemp(w->tmp, O_CLOEXEC);
+	if (w->fd < 0) {
+		int e = errno;
+
+		free(w->tmp);
+		w->tmp = NULL;
+		writer_abort(w);
+		return ek_fail(err, -e, "cannot create a temporary file beside %s: %s",
+			       target, strerror(e));
+	}
+	XXH3_128bits_reset(w->hash);
+	*out = w;
+	return 0;
+}
+
+static int write_all(struct writer *w, uint64_t off, const void *buf,
+		     size_t len, ek_error *err)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = pwrite(w->fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return ek_fail(err, -errno, "writing %s: %s", w->target,
+				       strerror(errno));
+		}
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int writer_pwrite_unhashed(struct writer *w, uint64_t off, const void *buf,
+			   size_t len, ek_error *err)
+{
+	return write_all(w, off, buf, len, err);
+}
+
+/* Whether buf is all zeros. */
+static int all_zero(const uint8_t *p, size_t len)
+{
+	return len == 0 || (p[0] == 0 && memcmp(p, p + 1, len - 1) == 0);
+}
+
+int writer_pwrite(struct writer *w, uint64_t off, const void *buf, size_t len,
+		  ek_error *err)
+{
+	const uint8_t *p = buf;
+	const size_t step = 4096;
+
+	XXH3_128bits_update(w->hash, buf, len);
+	/* Leave runs of zeros unwritten: the file reads them as zeros and
+	 * stays sparse (sparse inputs, zero-padded blocks). */
+	while (len > 0) {
+		size_t n = len < step ? len : step;
+		size_t run = 0;
+
+		while (run < len && all_zero(p + run, n)) {
+			run += n;
+			n = len - run < step ? len - run : step;
+		}
+		p += run;
+		off += run;
+		len -= run;
+		if (!len)
+			break;
+		run = 0;
+		n = len < step ? len : step;
+		while (run < len && !all_zero(p + run, n)) {
+			run += n;
+			n = len - run < step ? len - run : step;
+		}
+		if (write_all(w, off, p, run, err))
+			return err ? err->code : -EIO;
+		p += run;
+		off += run;
+		len -= run;
+	}
+	return 0;
+}
+
+int writer_pread(struct writer *w, uint64_t off, void *buf, size_t len,
+		 ek_error *err)
+{
+	char *p = buf;
+
+	memset(buf, 0, len);
+	while (len > 0) {
+		ssize_t n = pread(w->fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return ek_fail(err, -errno, "reading back %s: %s", w->tmp,
+				       strerror(errno));
+		}
+		if (n == 0)
+			break;  /* past the end: zeros */
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+void writer_digest(struct writer *w, uint8_t out[16])
+{
+	XXH128_hash_t h = XXH3_128bits_digest(w->hash);
+	XXH128_canonical_t c;
+
+	XXH128_canonicalFromHash(&c, h);
+	memcpy(out, c.digest, 16);
+}
+
+int writer_commit(struct writer *w, uint64_t size, ek_error *err)
+{
+	mode_t mask = umask(0);
+	int ret = 0;
+
+	umask(mask);
+	if (ftruncate(w->fd, (off_t)size) < 0)
+		ret = ek_fail(err, -errno, "setting the size of %s: %s", w->target,
+			      strerror(errno));
+	else if (fsync(w->fd) < 0)
+		ret = ek_fail(err, -errno, "flushing %s: %s", w->target, strerror(errno));
+	else if (fchmod(w->fd, 0666 & ~mask) < 0)
+		ret = ek_fail(err, -errno, "chmod %s: %s", w->tmp, strerror(errno));
+	if (close(w->fd) < 0 && !ret)
+		ret = ek_fail(err, -errno, "closing %s: %s", w->target, strerror(errno));
+	w->fd = -1;
+	if (!ret && rename(w->tmp, w->target) < 0)
+		ret = ek_fail(err, -errno, "renaming %s to %s: %s", w->tmp, w->target,
+			      strerror(errno));
+	if (!ret) {
+		free(w->tmp);
+		w->tmp = NULL;
+	}
+	writer_abort(w);
+	return ret;
+}
+
+void writer_abort(struct writer *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	if (w->tmp) {
+		unlink(w->tmp);
+		free(w->tmp);
+	}
+	free(w->target);
+	if (w->hash)
+		XXH3_freeState(w->hash);
+	free(w);
+}

@@ -1,0 +1,34 @@
+/*
+ * The image file under construction: a temporary file beside the target,
+ * written with positional writes, hashed in write order (for the default
+ * content-derived UUID), renamed over the target only on success.
+ */
+#ifndef EK_BUILD_WRITER_H
+#define EK_BUILD_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "erofskit/erofskit.h"
+
+struct writer;
+
+int writer_open(const char *target, struct writer **out, ek_error *err);
+/* Write len bytes at off.  All-zero whole blocks are skipped (left as
+ * holes) when sparse_zeros is set; the bytes are hashed either way. */
+int writer_pwrite(struct writer *w, uint64_t off, const void *buf, size_t len,
+		  ek_error *err);
+/* Write without hashing (the superblock, which holds the hash). */
+int writer_pwrite_unhashed(struct writer *w, uint64_t off, const void *buf,
+			   size_t len, ek_error *err);
+/* Read back bytes already written (the superblock checksum covers them). */
+int writer_pread(struct writer *w, uint64_t off, void *buf, size_t len,
+		 ek_error *err);
+/* 128-bit digest of everything hashed so far. */
+void writer_digest(struct writer *w, uint8_t out[16]);
+/* Set the final size, flush, rename over the target. Frees w. */
+int writer_commit(struct writer *w, uint64_t size, ek_error *err);
+/* Remove the temporary file. Frees w.  Safe with NULL. */
+void writer_abort(struct writer *w);
+
+#endif

@@ -1,0 +1,167 @@
+/*
+ * Xattr planning: an xattr (name and value) carried by two inodes or more
+ * is stored once in the shared area and referenced by id; the others are
+ * stored inline after each inode.  Every body gets the bloom filter.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "build/build.h"
+#include "format/ondisk.h"
+#include "format/xattr.h"
+#include "util/error.h"
+
+struct collect {
+	struct bxattr **items;
+	size_t n;
+};
+
+static void collect_shared(struct bxattr *x, void *ctx)
+{
+	struct collect *c = ctx;
+
+	if (x->users >= 2)
+		c->items[c->n++] = x;
+}
+
+static void count_shared(struct bxattr *x, void *ctx)
+{
+	size_t *n = ctx;
+
+	if (x->users >= 2)
+		(*n)++;
+}
+
+static int cmp_shared(const void *a, const void *b)
+{
+	const struct bxattr *x = *(struct bxattr *const *)a;
+	const struct bxattr *y = *(struct bxattr *const *)b;
+	int c = strcmp(x->full_name, y->full_name);
+	size_t n;
+
+	if (c)
+		return c;
+	n = x->value_len < y->value_len ? x->value_len : y->value_len;
+	c = memcmp(x->value, y->value, n);
+	if (c)
+		return c;
+	return (int)x->value_len - (int)y->value_len;
+}
+
+static uint32_t filter_of(const struct binode *n)
+{
+	uint32_t mask = 0;
+	uint32_t i;
+
+	for (i = 0; i < n->nxattrs; i++) {
+		const struct bxattr *x = n->xattrs[i];
+
+		mask |= 1u << fmt_xattr_filter_bit(x->suffix, x->suffix_len, x->index);
+	}
+	return ~mask;
+}
+
+/* Whether the i-th xattr of n is referenced from the shared area. */
+static bool stored_shared(const struct binode *n, uint32_t i)
+{
+	uint32_t j, before = 0;
+
+	if (n->xattrs[i]->shared_id < 0)
+		return false;
+	for (j = 0; j < i; j++)
+		if (n->xattrs[j]->shared_id >= 0)
+			before++;
+	return before < EROFS_MAX_SHARED_XATTRS;
+}
+
+int plan_xattrs(struct build *b)
+{
+	struct collect c = { 0 };
+	size_t nshared = 0, i;
+	uint64_t off = 0;
+	struct binode *n;
+
+	btree_for_each_xattr(&b->tree, count_shared, &nshared);
+	if (nshared) {
+		c.items = malloc(nshared * sizeof(*c.items));
+		if (!c.items)
+			return ek_fail(b->err, -ENOMEM, "out of memory");
+		btree_for_each_xattr(&b->tree, collect_shared, &c);
+		qsort(c.items, c.n, sizeof(*c.items), cmp_shared);
+		for (i = 0; i < c.n; i++) {
+			c.items[i]->shared_id = (int64_t)(off / 4);
+			off += fmt_xattr_entry_size(c.items[i]->suffix_len,
+						    c.items[i]->value_len);
+		}
+		free(c.items);
+	}
+	b->shared_xattr_size = off;
+
+	for (n = b->tree.first; n; n = n->next) {
+		uint64_t size = EROFS_XATTR_HEADER_SIZE;
+		uint32_t k;
+
+		if (!n->nxattrs)
+			continue;
+		for (k = 0; k < n->nxattrs; k++) {
+			const struct bxattr *x = n->xattrs[k];
+
+			if (stored_shared(n, k))
+				size += 4;
+			else
+				size += fmt_xattr_entry_size(x->suffix_len, x->value_len);
+		}
+		if ((size - EROFS_XATTR_HEADER_SIZE) / 4 + 1 > 0xFFFF)
+			return ek_fail(b->err, -E2BIG,
+				       "%s: xattrs need %llu bytes, more than an inode can hold",
+				       n->src_path ? n->src_path : "(directory)",
+				       (unsigned long long)size);
+		n->xattr_size = (uint32_t)size;
+		n->xattr_icount = (uint16_t)((size - EROFS_XATTR_HEADER_SIZE) / 4 + 1);
+		if (!b->o.no_xattr_filter)
+			b->feature_compat |= EROFS_COMPAT_XATTR_FILTER;
+	}
+	return 0;
+}
+
+void encode_xattr_body(struct build *b, const struct binode *n, uint8_t *out)
+{
+	uint32_t nshared = 0, k;
+	uint8_t *p;
+
+	for (k = 0; k < n->nxattrs; k++)
+		if (stored_shared(n, k))
+			nshared++;
+	fmt_xattr_body_encode(out, b->o.no_xattr_filter ? 0 : filter_of(n),
+			      (uint8_t)nshared);
+	p = out + EROFS_XATTR_HEADER_SIZE;
+	for (k = 0; k < n->nxattrs; k++) {
+		if (stored_shared(n, k)) {
+			put_le32(p, (uint32_t)n->xattrs[k]->shared_id);
+			p += 4;
+		}
+	}
+	for (k = 0; k < n->nxattrs; k++) {
+		const struct bxattr *x = n->xattrs[k];
+
+		if (!stored_shared(n, k))
+			p += fmt_xattr_entry_encode(p, x->index, x->suffix, x->suffix_len,
+						    x->value, x->value_len);
+	}
+}
+
+static void encode_one_shared(struct bxattr *x, void *ctx)
+{
+	uint8_t *out = ctx;
+
+	if (x->shared_id >= 0)
+		fmt_xattr_entry_encode(out + (uint64_t)x->shared_id * 4, x->index,
+				       x->suffix, x->suffix_len, x->value,
+				       x->value_len);
+}
+
+void encode_shared_xattrs(struct build *b, uint8_t *out)
+{
+	btree_for_each_xattr(&b->tree, encode_one_shared, out);
+}

@@ -1,0 +1,64 @@
+/*
+ * Recreating a tree on disk, safely: every file is created relative to an
+ * open directory descriptor with O_EXCL/O_NOFOLLOW (or the *at() calls'
+ * no-follow flags), directories are reopened with RESOLVE_BENEATH and
+ * RESOLVE_NO_SYMLINKS, so nothing is ever written outside the target and
+ * no symlink is followed.
+ */
+#ifndef EK_CHECK_EXTRACT_H
+#define EK_CHECK_EXTRACT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "erofskit/erofskit.h"
+
+struct extractor {
+	int rootfd;
+	bool overwrite;
+	bool owner;
+	bool xattrs;
+	bool warned_xattr;
+};
+
+struct xattr_list {
+	struct xattr_item {
+		char *name;
+		void *value;
+		size_t len;
+	} *items;
+	size_t n;
+};
+
+int extract_init(struct extractor *x, const char *dir, ek_error *err);
+void extract_fini(struct extractor *x);
+
+/* Open a directory of the extracted tree ("" is the root). */
+int extract_open_dir(struct extractor *x, const char *rel, int *fd,
+		     ek_error *err);
+int extract_mkdir(struct extractor *x, int dirfd, const char *name,
+		  ek_error *err);
+int extract_create(struct extractor *x, int dirfd, const char *name, int *fd,
+		   ek_error *err);
+int extract_symlink(struct extractor *x, int dirfd, const char *name,
+		    const char *target, ek_error *err);
+int extract_special(struct extractor *x, int dirfd, const char *name,
+		    const ek_stat *st, ek_error *err);
+/* Hard link to the first extracted name (a path relative to the root). */
+int extract_link(struct extractor *x, int dirfd, const char *name,
+		 const char *first_rel, ek_error *err);
+
+/* pwrite with holes for all-zero blocks. */
+int extract_write(int fd, const void *buf, size_t len, uint64_t off,
+		  ek_error *err);
+
+/* Owner, mode, xattrs, times of an entry created in dirfd. */
+int extract_set_meta(struct extractor *x, int dirfd, const char *name,
+		     const ek_stat *st, const struct xattr_list *xl,
+		     ek_error *err);
+
+int xattr_list_collect(ek_inode *inode, struct xattr_list *xl, ek_error *err);
+void xattr_list_free(struct xattr_list *xl);
+
+#endif

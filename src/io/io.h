@@ -1,0 +1,54 @@
+/*
+ * Image I/O back ends.  The read layer sees only this interface: buffered
+ * pread, an in-memory image (for fuzzing and tests), and io_uring with
+ * O_DIRECT.  All calls are thread-safe.
+ */
+#ifndef EK_IO_IO_H
+#define EK_IO_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "erofskit/erofskit.h"
+
+struct ek_io;
+
+/* One read of a batch. */
+struct ek_io_req {
+	void *buf;
+	size_t len;
+	uint64_t offset;
+	int result;        /* filled in: 0 or negative errno */
+};
+
+struct ek_io_ops {
+	/* Read exactly len bytes at offset; -EIO on failure.  The caller
+	 * has checked that [offset, offset + len) lies inside the image. */
+	int (*read)(struct ek_io *io, void *buf, size_t len, uint64_t offset);
+	/* Read a batch; back ends without queues loop over read(). */
+	void (*read_batch)(struct ek_io *io, struct ek_io_req *reqs, size_t n);
+	void (*close)(struct ek_io *io);
+};
+
+struct ek_io {
+	const struct ek_io_ops *ops;
+	uint64_t size;        /* bytes in the image */
+	const char *name;     /* back end name for reports */
+};
+
+int ek_io_open_pread(const char *path, struct ek_io **out, ek_error *err);
+int ek_io_open_uring(const char *path, struct ek_io **out, ek_error *err);
+int ek_io_open_memory(const void *data, size_t size, struct ek_io **out,
+		      ek_error *err);
+
+/* read_batch for back ends that have no queue of their own. */
+void ek_io_read_batch_serial(struct ek_io *io, struct ek_io_req *reqs,
+			     size_t n);
+
+static inline void ek_io_close(struct ek_io *io)
+{
+	if (io)
+		io->ops->close(io);
+}
+
+#endif

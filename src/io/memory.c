@@ -1,0 +1,48 @@
+/* In-memory image: for fuzzers and tests that build images in buffers. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/io.h"
+#include "util/error.h"
+
+struct memory_io {
+	struct ek_io base;
+	const unsigned char *data;
+};
+
+static int memory_read(struct ek_io *io, void *buf, size_t len, uint64_t off)
+{
+	struct memory_io *m = (struct memory_io *)io;
+
+	if (off > io->size || len > io->size - off)
+		return -EIO;
+	memcpy(buf, m->data + off, len);
+	return 0;
+}
+
+static void memory_close(struct ek_io *io)
+{
+	free(io);
+}
+
+static const struct ek_io_ops memory_ops = {
+	.read = memory_read,
+	.read_batch = ek_io_read_batch_serial,
+	.close = memory_close,
+};
+
+int ek_io_open_memory(const void *data, size_t size, struct ek_io **out,
+		      ek_error *err)
+{
+	struct memory_io *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return ek_fail(err, -ENOMEM, "out of memory");
+	m->data = data;
+	m->base.ops = &memory_ops;
+	m->base.size = size;
+	m->base.name = "memory";
+	*out = &m->base;
+	return 0;
+}

@@ -1,0 +1,98 @@
+/* Buffered pread(2) back end. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/io.h"
+#include "util/error.h"
+
+struct pread_io {
+	struct ek_io base;
+	int fd;
+};
+
+static int pread_read(struct ek_io *io, void *buf, size_t len, uint64_t off)
+{
+	struct pread_io *p = (struct pread_io *)io;
+	char *dst = buf;
+
+	while (len > 0) {
+		ssize_t n = pread(p->fd, dst, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;  /* the file shrank under us */
+		dst += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+void ek_io_read_batch_serial(struct ek_io *io, struct ek_io_req *reqs,
+			     size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		reqs[i].result = io->ops->read(io, reqs[i].buf, reqs[i].len,
+					       reqs[i].offset);
+}
+
+static void pread_close(struct ek_io *io)
+{
+	struct pread_io *p = (struct pread_io *)io;
+
+	close(p->fd);
+	free(p);
+}
+
+static const struct ek_io_ops pread_ops = {
+	.read = pread_read,
+	.read_batch = ek_io_read_batch_serial,
+	.close = pread_close,
+};
+
+int ek_io_open_pread(const char *path, struct ek_io **out, ek_error *err)
+{
+	struct pread_io *p;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return ek_fail(err, -errno, "%s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+
+		close(fd);
+		return ek_fail(err, -e, "%s: %s", path, strerror(e));
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		close(fd);
+		return ek_fail(err, -EINVAL, "%s: not a regular file or block device", path);
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		close(fd);
+		return ek_fail(err, -ENOMEM, "out of memory");
+	}
+	p->fd = fd;
+	p->base.ops = &pread_ops;
+	p->base.name = "pread";
+	if (S_ISBLK(st.st_mode)) {
+		off_t end = lseek(fd, 0, SEEK_END);
+
+		p->base.size = end > 0 ? (uint64_t)end : 0;
+	} else {
+		p->base.size = (uint64_t)st.st_size;
+	}
+	*out = &p->base;
+	return 0;
+}

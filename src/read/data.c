@@ -1,0 +1,263 @@
+/* File data of the uncompressed layouts (flat plain, flat inline, chunk
+ * based), and the public read entry points for every layout. */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "read/internal.h"
+
+/* Map a chunk: sets *hole or *phys (byte offset of the chunk's start). */
+static int chunk_lookup(ek_inode *inode, uint64_t chunk, bool *hole,
+			uint64_t *phys, ek_error *err)
+{
+	ek_image *img = inode->img;
+	uint8_t ent[8];
+	uint64_t blk;
+	uint16_t device = 0;
+	int ret;
+
+	ret = meta_read(img, inode->in_metabox,
+			inode->chunk_table_off + chunk * inode->chunk_unit, ent,
+			inode->chunk_unit, err);
+	if (ret) {
+		ek_error_prefix(err, "inode %llu: chunk %llu index: ",
+				(unsigned long long)inode->nid,
+				(unsigned long long)chunk);
+		return ret;
+	}
+	if (inode->chunk_unit == 4) {
+		blk = get_le32(ent);
+		*hole = blk == EROFS_NULL_ADDR;
+	} else {
+		bool wide = inode->raw.u & EROFS_CHUNK_48BIT;
+
+		blk = get_le32(ent + 4);
+		device = get_le16(ent + 2);
+		if (wide)
+			blk |= (uint64_t)get_le16(ent) << 32;
+		*hole = wide ? blk == 0xFFFFFFFFFFFFull : blk == EROFS_NULL_ADDR;
+	}
+	if (*hole)
+		return 0;
+	if (img->ndevices) {
+		/* Readers mask the id with the next power of two minus one. */
+		unsigned int mask = 1;
+
+		while (mask < img->ndevices + 1u)
+			mask <<= 1;
+		device &= (uint16_t)(mask - 1);
+	}
+	if (device) {
+		if (device > img->ndevices)
+			return ek_fail(err, -EUCLEAN,
+				       "inode %llu: chunk %llu refers to missing device %u",
+				       (unsigned long long)inode->nid,
+				       (unsigned long long)chunk, device);
+		/* Flat mode: extra devices are concatenated at uniaddr. */
+		blk += img->devices[device - 1].uniaddr;
+	}
+	if (blk > (UINT64_MAX >> img->blkszbits))
+		return ek_fail(err, -EUCLEAN, "inode %llu: chunk %llu block %llu out of range",
+			       (unsigned long long)inode->nid,
+			       (unsigned long long)chunk, (unsigned long long)blk);
+	*phys = blk << img->blkszbits;
+	return 0;
+}
+
+static int chunked_read(ek_inode *inode, uint8_t *buf, size_t len,
+			uint64_t off, ek_error *err)
+{
+	uint64_t chunksize = 1ull << inode->chunkbits;
+
+	while (len > 0) {
+		uint64_t chunk = off >> inode->chunkbits;
+		uint64_t inchunk = off & (chunksize - 1);
+		size_t n = len;
+		uint64_t phys = 0;
+		bool hole;
+		int ret;
+
+		if (n > chunksize - inchunk)
+			n = (size_t)(chunksize - inchunk);
+		ret = chunk_lookup(inode, chunk, &hole, &phys, err);
+		if (ret)
+			return ret;
+		if (hole) {
+			memset(buf, 0, n);
+		} else {
+			ret = image_read(inode->img, phys + inchunk, buf, n, err);
+			if (ret) {
+				ek_error_prefix(err, "inode %llu: chunk %llu: ",
+						(unsigned long long)inode->nid,
+						(unsigned long long)chunk);
+				return ret;
+			}
+		}
+		buf += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int flat_read(ek_inode *inode, uint8_t *buf, size_t len, uint64_t off,
+		     ek_error *err)
+{
+	ek_image *img = inode->img;
+	uint64_t size = inode->raw.size;
+	uint64_t inline_start = size; /* first byte served from metadata */
+	int ret;
+
+	if (inode->raw.layout == EROFS_LAYOUT_FLAT_INLINE && size)
+		inline_start = (div_round_up_u64(size, img->blksz) - 1) * img->blksz;
+	if (off < inline_start) {
+		size_t n = len;
+
+		if (n > inline_start - off)
+			n = (size_t)(inline_start - off);
+		if (inode->raw.startblk_null) {
+			memset(buf, 0, n);
+		} else {
+			ret = image_read(img, (inode->raw.startblk << img->blkszbits) + off,
+					 buf, n, err);
+			if (ret) {
+				ek_error_prefix(err, "inode %llu: ",
+						(unsigned long long)inode->nid);
+				return ret;
+			}
+		}
+		buf += n;
+		off += n;
+		len -= n;
+	}
+	if (len > 0) {
+		ret = meta_read(img, inode->in_metabox,
+				inode->data_off + (off - inline_start), buf, len, err);
+		if (ret) {
+			ek_error_prefix(err, "inode %llu: inline data: ",
+					(unsigned long long)inode->nid);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int data_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
+	      ek_error *err)
+{
+	if (!len)
+		return 0;
+	if (off > inode->raw.size || len > inode->raw.size - off)
+		return ek_fail(err, -EINVAL, "inode %llu: read past end of file",
+			       (unsigned long long)inode->nid);
+	switch (inode->raw.layout) {
+	case EROFS_LAYOUT_FLAT_PLAIN:
+	case EROFS_LAYOUT_FLAT_INLINE:
+		return flat_read(inode, buf, len, off, err);
+	case EROFS_LAYOUT_CHUNK_BASED:
+		return chunked_read(inode, buf, len, off, err);
+	default:
+		return zdata_read(inode, buf, len, off, err);
+	}
+}
+
+ssize_t ek_read(ek_inode *inode, void *buf, size_t len, uint64_t offset,
+		ek_error *err)
+{
+	int ret;
+
+	if (S_ISDIR(inode->raw.mode))
+		return ek_fail(err, -EISDIR, "inode %llu is a directory",
+			       (unsigned long long)inode->nid);
+	if (offset >= inode->raw.size)
+		return 0;
+	if (len > inode->raw.size - offset)
+		len = (size_t)(inode->raw.size - offset);
+	if (len > SSIZE_MAX)
+		len = SSIZE_MAX;
+	ret = data_read(inode, buf, len, offset, err);
+	return ret ? ret : (ssize_t)len;
+}
+
+ssize_t ek_readlink(ek_inode *inode, char *buf, size_t size, ek_error *err)
+{
+	size_t len = (size_t)inode->raw.size;
+	int ret;
+
+	if (!S_ISLNK(inode->raw.mode))
+		return ek_fail(err, -EINVAL, "inode %llu is not a symlink",
+			       (unsigned long long)inode->nid);
+	if (size < len + 1)
+		return ek_fail(err, -ERANGE, "inode %llu: symlink target needs %zu bytes",
+			       (unsigned long long)inode->nid, len + 1);
+	ret = data_read(inode, buf, len, 0, err);
+	if (ret)
+		return ret;
+	buf[len] = '\0';
+	if (memchr(buf, '\0', len))
+		return ek_fail(err, -EUCLEAN, "inode %llu: symlink target contains NUL",
+			       (unsigned long long)inode->nid);
+	return (ssize_t)len;
+}
+
+int ek_map(ek_inode *inode, uint64_t offset, ek_extent *out, ek_error *err)
+{
+	ek_image *img = inode->img;
+	uint64_t size = inode->raw.size;
+
+	memset(out, 0, sizeof(*out));
+	if (offset >= size)
+		return ek_fail(err, -EINVAL, "inode %llu: offset %llu beyond size %llu",
+			       (unsigned long long)inode->nid,
+			       (unsigned long long)offset, (unsigned long long)size);
+	switch (inode->raw.layout) {
+	case EROFS_LAYOUT_FLAT_PLAIN:
+	case EROFS_LAYOUT_FLAT_INLINE: {
+		uint64_t inline_start = size;
+
+		if (inode->raw.layout == EROFS_LAYOUT_FLAT_INLINE)
+			inline_start = (div_round_up_u64(size, img->blksz) - 1) * img->blksz;
+		if (offset >= inline_start) {
+			out->logical = inline_start;
+			out->length = size - inline_start;
+			out->kind = EK_EXTENT_INLINE;
+			out->physical = inode->data_off;
+			out->physical_length = out->length;
+			return 0;
+		}
+		out->logical = 0;
+		out->length = inline_start;
+		out->kind = inode->raw.startblk_null ? EK_EXTENT_HOLE : EK_EXTENT_PLAIN;
+		out->physical = inode->raw.startblk << img->blkszbits;
+		out->physical_length = inline_start;
+		return 0;
+	}
+	case EROFS_LAYOUT_CHUNK_BASED: {
+		uint64_t chunk = offset >> inode->chunkbits;
+		uint64_t phys = 0;
+		bool hole;
+		int ret = chunk_lookup(inode, chunk, &hole, &phys, err);
+
+		if (ret)
+			return ret;
+		out->logical = chunk << inode->chunkbits;
+		out->length = 1ull << inode->chunkbits;
+		if (out->length > size - out->logical)
+			out->length = size - out->logical;
+		out->kind = hole ? EK_EXTENT_HOLE : EK_EXTENT_PLAIN;
+		out->physical = phys;
+		out->physical_length = out->length;
+		return 0;
+	}
+	default:
+		return zmap_map(inode, offset, out, err);
+	}
+}
+
+const char *ek_algorithm_name(unsigned int id)
+{
+	static const char *const names[] = { "lz4", "lzma", "deflate", "zstd" };
+
+	return id < 4 ? names[id] : "unknown";
+}

@@ -1,0 +1,157 @@
+/* Private state of the read library, shared by the files of src/read. */
+#ifndef EK_READ_INTERNAL_H
+#define EK_READ_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "erofskit/erofskit.h"
+#include "format/inode.h"
+#include "format/super.h"
+#include "format/zindex.h"
+#include "io/io.h"
+#include "util/error.h"
+
+struct ek_codecs;
+struct ek_cache;
+struct ek_readahead;
+
+/* Compression configuration records (spec 7.2), defaults filled in. */
+struct compr_config {
+	uint16_t lz4_max_distance;
+	uint16_t lz4_max_pclusterblks;
+	uint32_t lzma_dict_size;
+	uint8_t deflate_windowbits;
+	uint8_t zstd_windowlog;
+};
+
+/* Extra devices (spec 8.3), read in "flat" mode: device k's blocks live
+ * in the primary image at uniaddr. */
+struct device_slot {
+	uint64_t blocks;
+	uint64_t uniaddr;
+};
+
+struct long_prefix {
+	uint8_t base_index;
+	uint16_t infix_len;
+	uint8_t *infix;
+};
+
+struct ek_image {
+	struct ek_io *io;
+	uint64_t size;                 /* image bytes */
+	struct fmt_super sb;
+	uint32_t blksz;
+	unsigned int blkszbits;
+	ek_open_options opts;
+
+	uint16_t algorithms;           /* bitmap of usable algorithm ids */
+	struct compr_config zcfg;
+	struct ek_codecs *codecs;
+
+	unsigned int ndevices;
+	struct device_slot *devices;
+
+	unsigned int nprefixes;
+	struct long_prefix *prefixes;
+
+	/* METABOX: the metabox inode's whole data, decoded once at open. */
+	uint8_t *metabox;
+	uint64_t metabox_size;
+
+	/* FRAGMENTS: the packed inode, loaded at open. */
+	ek_inode *packed;
+	/* Fragments decoded once and shared (see fragment.c). */
+	struct fragment_cache *fragments;
+
+	struct ek_cache *cache;        /* decompressed clusters, may be NULL */
+	struct ek_readahead *readahead;/* background decompression, may be NULL */
+};
+
+/* Compressed inode mapping state (see zmap.c). */
+struct zmap_inode {
+	uint16_t advise;
+	uint8_t algorithm[2];          /* HEAD1, HEAD2 algorithm ids */
+	uint8_t lclusterbits;
+	bool whole_fragment;           /* entire file lives in the packed inode */
+	bool tail_inline;              /* INLINE_PCLUSTER */
+	bool tail_fragment;            /* FRAGMENT_PCLUSTER */
+	bool big_pcluster[2];
+	uint64_t fragment_offset;      /* in the packed inode's data */
+	uint16_t idata_size;           /* inline tail pcluster bytes */
+	uint64_t header_off;           /* byte offset of the map header */
+	uint64_t index_off;            /* first index entry / pack */
+	uint64_t nlclusters;
+	/* compact layout regions (spec 6.7) */
+	uint64_t compact_4b_initial;   /* A */
+	uint64_t compact_2b;           /* B */
+	/* encoded extents (48-bit) */
+	bool extents;
+	unsigned int extent_recsz;
+	uint64_t extent_count;
+	uint64_t extent_p0;            /* recsz 4: first physical byte */
+	/* tail extent, found on first use */
+	bool tail_known;
+	uint64_t tail_head_lcn;
+	uint64_t tail_inline_off;      /* byte offset of the inline pcluster */
+	pthread_once_t tail_once;
+	int tail_error;
+};
+
+struct ek_inode {
+	ek_image *img;
+	ek_nid nid;
+	bool in_metabox;               /* record lives in the metabox data */
+	uint64_t iloc;                 /* offset of the core in its space */
+	struct fmt_inode raw;
+	ek_stat st;
+	uint64_t xattr_off;            /* iloc + core_size */
+	uint64_t data_off;             /* iloc + core_size + xattr_size */
+
+	/* CHUNK_BASED */
+	unsigned int chunkbits;
+	unsigned int chunk_unit;       /* 4 (block map) or 8 (indexes) */
+	uint64_t chunk_table_off;
+
+	struct zmap_inode z;
+};
+
+/* Read len bytes of image metadata at offset in the main address space
+ * (in_metabox false) or inside the metabox data.  Bounds-checked. */
+int meta_read(ek_image *img, bool in_metabox, uint64_t off, void *buf,
+	      size_t len, ek_error *err);
+
+/* Read raw image bytes (data area), bounds-checked. */
+int image_read(ek_image *img, uint64_t off, void *buf, size_t len,
+	       ek_error *err);
+
+/* Load an inode without resolving anything that needs other inodes. */
+int inode_load(ek_image *img, ek_nid nid, ek_inode **out, ek_error *err);
+
+/* Read file data of any layout into buf; [off, off + len) within i_size. */
+int data_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
+	      ek_error *err);
+
+/* Compressed files (zmap.c / zdata.c). */
+int zmap_init(ek_inode *inode, ek_error *err);
+int zmap_map(ek_inode *inode, uint64_t offset, ek_extent *out, ek_error *err);
+int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
+	       ek_error *err);
+
+/* Read bytes [off, off+len) of the packed inode's data. */
+int fragment_read(ek_image *img, uint64_t off, void *buf, size_t len,
+		  ek_error *err);
+void fragment_cache_free(struct fragment_cache *fc);
+
+/* Long xattr prefixes (xattr.c), loaded at open. */
+int xattr_load_prefixes(ek_image *img, ek_error *err);
+
+static inline bool layout_is_compressed(unsigned int layout)
+{
+	return layout == EROFS_LAYOUT_COMPRESSED_FULL ||
+	       layout == EROFS_LAYOUT_COMPRESSED_COMPACT;
+}
+
+#endif

@@ -1,0 +1,66 @@
+# Shared helpers of the integration tests.  Source it first thing:
+#   . "$(dirname "$0")/lib.sh"
+# It gives a scratch directory $T (removed at exit), kernel mount helpers
+# that always unmount and detach, and tree comparison helpers.
+set -euo pipefail
+
+: "${EROFSKIT:?EROFSKIT must point at the erofskit binary}"
+: "${EROFSKIT_SHARED:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/shared}"
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+FIXTURES=$EROFSKIT_SHARED/fixtures
+MANIFEST="python3 $FIXTURES/manifest.py"
+[ -f "$FIXTURES/manifest.py" ] || { echo "FAIL: fixtures not found at $FIXTURES (set EROFSKIT_SHARED)" >&2; exit 1; }
+
+T=$(mktemp -d /tmp/erofskit-test.XXXXXX)
+_mounts=()
+
+cleanup() {
+	local m
+	for m in "${_mounts[@]}"; do
+		umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+	done
+	# Loop devices still bound to our scratch files.
+	losetup -a 2>/dev/null | awk -F: -v t="$T" 'index($0, t) {print $1}' |
+		while read -r dev; do losetup -d "$dev" 2>/dev/null || true; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+note() { echo "-- $*"; }
+
+# kmount IMAGE DIR: mount read-only with the kernel's EROFS.
+kmount() {
+	mkdir -p "$2"
+	mount -t erofs -o loop,ro "$1" "$2" || fail "kernel refused to mount $1"
+	_mounts+=("$2")
+}
+
+kumount() {
+	umount "$1" || fail "cannot unmount $1"
+}
+
+# manifest DIR OUT: the canonical manifest of a tree.
+manifest() { $MANIFEST "$1" -o "$2"; }
+
+# same_manifest A B [what]: fail with the differences unless equal.
+same_manifest() {
+	local d
+	if ! d=$($MANIFEST --compare "$1" "$2"); then
+		echo "$d" | head -40 >&2
+		fail "${3:-manifests differ}: $1 vs $2"
+	fi
+}
+
+# The fixture source tree (deterministic), made once per test.
+make_fixture_tree() {
+	python3 "$FIXTURES/make-tree.py" "$1" >/dev/null
+}
+
+# expect_exit CODE CMD...: run and require that exit status.
+expect_exit() {
+	local want=$1 got=0
+	shift
+	"$@" || got=$?
+	[ "$got" -eq "$want" ] || fail "expected exit $want, got $got: $*"
+}

@@ -1,0 +1,49 @@
+/* Helpers shared by the subcommands: messages, numbers, progress, JSON. */
+#ifndef EK_TOOLS_CLI_H
+#define EK_TOOLS_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes of every subcommand. */
+enum {
+	EXIT_OK = 0,
+	EXIT_CORRUPT = 1,   /* fsck found corruption */
+	EXIT_USAGE = 2,     /* bad usage or an I/O error */
+};
+
+int cmd_mkfs(int argc, char **argv);
+int cmd_fsck(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+
+/* "erofskit mkfs: message\n" on stderr. */
+void cli_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void cli_warn(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Parse an unsigned number with an optional K/M/G suffix (powers of 2).
+ * Returns false on garbage or overflow. */
+bool cli_parse_size(const char *s, uint64_t *out);
+/* Parse a plain integer (may be negative). */
+bool cli_parse_int(const char *s, int64_t *out);
+
+/* Progress on stderr, redrawn at most ten times a second, only when
+ * stderr is a terminal. */
+struct cli_progress {
+	bool enabled;
+	const char *what;
+	double start, last;
+	bool drawn;
+};
+void cli_progress_init(struct cli_progress *p, const char *what);
+void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t total);
+void cli_progress_done(struct cli_progress *p);
+double cli_now(void);
+
+/* JSON string (quoted, escaped) of len bytes to f. */
+void cli_json_string(FILE *f, const char *s, size_t len);
+
+
+#endif

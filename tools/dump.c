@@ -1,0 +1,489 @@
+/* erofskit dump: the superblock, one inode, a directory listing, a file. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "erofskit/erofskit.h"
+
+static const char *const CMD = "dump";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: erofskit dump [options] IMAGE\n"
+"\n"
+"Without options, print the superblock.\n"
+"\n"
+"options:\n"
+"  --path P       one inode in detail: attributes, layout, xattrs, extents\n"
+"  --ls P         list the directory P\n"
+"  --cat P        write the contents of file P to standard output\n"
+"  --json         machine-readable output (with --path, --ls or alone)\n"
+"  -h, --help     this text\n"
+"\n"
+"examples:\n"
+"  erofskit dump root.erofs\n"
+"  erofskit dump --path /etc/passwd --json root.erofs\n"
+"  erofskit dump --cat /etc/os-release root.erofs\n");
+}
+
+static const char *type_name(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return "regular";
+	case S_IFDIR: return "directory";
+	case S_IFLNK: return "symlink";
+	case S_IFCHR: return "chardev";
+	case S_IFBLK: return "blockdev";
+	case S_IFIFO: return "fifo";
+	case S_IFSOCK: return "socket";
+	default: return "unknown";
+	}
+}
+
+static const char *layout_name(unsigned int layout)
+{
+	static const char *const names[] = {
+		"flat plain", "compressed full", "flat inline",
+		"compressed compact", "chunk based",
+	};
+
+	return layout < 5 ? names[layout] : "unknown";
+}
+
+static const char *extent_kind(unsigned int kind)
+{
+	static const char *const names[] = {
+		"hole", "plain", "compressed", "inline", "fragment",
+	};
+
+	return kind < 5 ? names[kind] : "unknown";
+}
+
+static void mode_string(uint32_t mode, char out[11])
+{
+	static const char types[] = "?pc?d?b?-?l?s???";
+	const char *rwx = "rwxrwxrwx";
+	int i;
+
+	out[0] = types[(mode >> 12) & 15];
+	for (i = 0; i < 9; i++)
+		out[1 + i] = (mode & (1u << (8 - i))) ? rwx[i] : '-';
+	if (mode & S_ISUID)
+		out[3] = (mode & S_IXUSR) ? 's' : 'S';
+	if (mode & S_ISGID)
+		out[6] = (mode & S_IXGRP) ? 's' : 'S';
+	if (mode & S_ISVTX)
+		out[9] = (mode & S_IXOTH) ? 't' : 'T';
+	out[10] = '\0';
+}
+
+static void time_string(int64_t sec, uint32_t nsec, char *out, size_t size)
+{
+	time_t t = (time_t)sec;
+	struct tm tm;
+	char base[64];
+
+	if (!gmtime_r(&t, &tm) || !strftime(base, sizeof(base), "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(base, sizeof(base), "%lld", (long long)sec);
+	snprintf(out, size, "%s.%09u UTC", base, nsec);
+}
+
+static void uuid_string(const uint8_t *u, char out[37])
+{
+	snprintf(out, 37,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
+		 u[11], u[12], u[13], u[14], u[15]);
+}
+
+static void algorithms_string(uint16_t bitmap, char *out, size_t size)
+{
+	size_t used = 0;
+	unsigned int i;
+
+	out[0] = '\0';
+	for (i = 0; i < 16 && used < size; i++)
+		if (bitmap & (1u << i))
+			used += (size_t)snprintf(out + used, size - used, "%s%s",
+						 used ? "," : "", ek_algorithm_name(i));
+}
+
+static int dump_super(ek_image *img, bool json)
+{
+	ek_super_info sb;
+	char uuid[37], features[256], algs[64], when[96];
+
+	ek_get_super_info(img, &sb);
+	uuid_string(sb.uuid, uuid);
+	ek_feature_names(&sb, features, sizeof(features));
+	algorithms_string(sb.compr_algs, algs, sizeof(algs));
+	time_string(sb.epoch, sb.fixed_nsec, when, sizeof(when));
+	if (json) {
+		printf("{\"block_size\": %u, \"blocks\": %llu, \"image_size\": %llu, "
+		       "\"root_nid\": %llu, \"inodes\": %llu, \"epoch\": %lld, "
+		       "\"fixed_nsec\": %u, \"meta_blkaddr\": %llu, \"xattr_blkaddr\": %llu, "
+		       "\"uuid\": \"%s\", \"label\": ",
+		       sb.block_size, (unsigned long long)sb.blocks,
+		       (unsigned long long)sb.image_size, (unsigned long long)sb.root_nid,
+		       (unsigned long long)sb.inodes, (long long)sb.epoch, sb.fixed_nsec,
+		       (unsigned long long)sb.meta_blkaddr,
+		       (unsigned long long)sb.xattr_blkaddr, uuid);
+		cli_json_string(stdout, sb.volume_name, strlen(sb.volume_name));
+		printf(", \"feature_compat\": %u, \"feature_incompat\": %u, \"features\": \"%s\", "
+		       "\"checksum\": %u, \"checksum_present\": %s, \"algorithms\": \"%s\", "
+		       "\"packed_nid\": %llu, \"metabox_nid\": %llu, \"extra_devices\": %u}\n",
+		       sb.feature_compat, sb.feature_incompat, features, sb.checksum,
+		       sb.checksum_present ? "true" : "false", algs,
+		       (unsigned long long)sb.packed_nid,
+		       (unsigned long long)sb.metabox_nid, sb.extra_devices);
+		return EXIT_OK;
+	}
+	printf("Block size:          %u\n", sb.block_size);
+	printf("Blocks:              %llu\n", (unsigned long long)sb.blocks);
+	printf("Image size:          %llu bytes\n", (unsigned long long)sb.image_size);
+	printf("Root nid:            %llu\n", (unsigned long long)sb.root_nid);
+	printf("Inodes:              %llu\n", (unsigned long long)sb.inodes);
+	printf("Epoch (build time):  %s\n", when);
+	printf("Meta block address:  %llu\n", (unsigned long long)sb.meta_blkaddr);
+	printf("Xattr block address: %llu\n", (unsigned long long)sb.xattr_blkaddr);
+	printf("UUID:                %s\n", uuid);
+	printf("Label:               %s\n", sb.volume_name);
+	printf("Features:            %s\n", features);
+	printf("Algorithms:          %s\n", *algs && sb.feature_incompat ? algs : "none");
+	if (sb.checksum_present)
+		printf("Checksum:            0x%08x (verified)\n", sb.checksum);
+	if (sb.packed_nid)
+		printf("Packed nid:          %llu\n", (unsigned long long)sb.packed_nid);
+	if (sb.metabox_nid)
+		printf("Metabox nid:         %llu\n", (unsigned long long)sb.metabox_nid);
+	return EXIT_OK;
+}
+
+struct xattr_print {
+	bool json;
+	bool first;
+};
+
+static int print_xattr(void *ctx, const char *name, size_t name_len,
+		       const void *value, size_t value_len)
+{
+	struct xattr_print *p = ctx;
+
+	(void)value;
+	if (p->json) {
+		printf("%s{\"name\": ", p->first ? "" : ", ");
+		cli_json_string(stdout, name, name_len);
+		printf(", \"size\": %zu}", value_len);
+	} else {
+		printf("  %.*s (%zu bytes)\n", (int)name_len, name, value_len);
+	}
+	p->first = false;
+	return 0;
+}
+
+static int print_extents(ek_inode *inode, bool json, ek_error *err)
+{
+	const ek_stat *st = ek_inode_stat(inode);
+	uint64_t off = 0;
+	bool first = true;
+
+	while (off < st->size) {
+		ek_extent e;
+		int ret = ek_map(inode, off, &e, err);
+
+		if (ret)
+			return ret;
+		if (e.logical + e.length <= off) {
+			err->code = -EUCLEAN;
+			snprintf(err->message, sizeof(err->message),
+				 "extent map makes no progress at offset %llu",
+				 (unsigned long long)off);
+			return err->code;
+		}
+		if (json)
+			printf("%s{\"logical\": %llu, \"length\": %llu, \"kind\": \"%s\", "
+			       "\"physical\": %llu, \"physical_length\": %llu%s%s%s}",
+			       first ? "" : ", ", (unsigned long long)e.logical,
+			       (unsigned long long)e.length, extent_kind(e.kind),
+			       (unsigned long long)e.physical,
+			       (unsigned long long)e.physical_length,
+			       e.kind == EK_EXTENT_COMPRESSED ? ", \"algorithm\": \"" : "",
+			       e.kind == EK_EXTENT_COMPRESSED ? ek_algorithm_name(e.algorithm) : "",
+			       e.kind == EK_EXTENT_COMPRESSED ? "\"" : "");
+		else
+			printf("  %12llu..%-12llu %-10s physical %llu (+%llu)%s%s%s\n",
+			       (unsigned long long)e.logical,
+			       (unsigned long long)(e.logical + e.length),
+			       extent_kind(e.kind), (unsigned long long)e.physical,
+			       (unsigned long long)e.physical_length,
+			       e.kind == EK_EXTENT_COMPRESSED ? " " : "",
+			       e.kind == EK_EXTENT_COMPRESSED ? ek_algorithm_name(e.algorithm) : "",
+			       e.partial ? " partial" : "");
+		first = false;
+		off = e.logical + e.length;
+	}
+	return 0;
+}
+
+static int dump_inode(ek_image *img, const char *path, bool json, ek_error *err)
+{
+	struct xattr_print xp = { json, true };
+	ek_inode_detail d;
+	const ek_stat *st;
+	ek_inode *inode;
+	char mode[11], when[96], target[4096];
+	ek_nid nid;
+	int ret;
+
+	ret = ek_lookup(img, path, &nid, err);
+	if (!ret)
+		ret = ek_inode_get(img, nid, &inode, err);
+	if (ret)
+		return ret;
+	st = ek_inode_stat(inode);
+	ek_inode_get_detail(inode, &d);
+	mode_string(st->mode, mode);
+	time_string(st->mtime, st->mtime_nsec, when, sizeof(when));
+	target[0] = '\0';
+	if (S_ISLNK(st->mode) && ek_readlink(inode, target, sizeof(target), err) < 0)
+		goto fail;
+	if (json) {
+		printf("{\"path\": ");
+		cli_json_string(stdout, path, strlen(path));
+		printf(", \"nid\": %llu, \"ino\": %llu, \"type\": \"%s\", \"mode\": \"%04o\", "
+		       "\"uid\": %u, \"gid\": %u, \"nlink\": %u, \"size\": %llu, "
+		       "\"mtime\": %lld, \"mtime_nsec\": %u, \"blocks\": %llu, "
+		       "\"extended\": %s, \"layout\": \"%s\", \"inode_offset\": %llu, "
+		       "\"xattr_size\": %u",
+		       (unsigned long long)st->nid, (unsigned long long)st->ino,
+		       type_name(st->mode), st->mode & 07777, st->uid, st->gid, st->nlink,
+		       (unsigned long long)st->size, (long long)st->mtime, st->mtime_nsec,
+		       (unsigned long long)st->blocks, d.extended ? "true" : "false",
+		       layout_name(d.layout), (unsigned long long)d.inode_offset,
+		       d.xattr_size);
+		if (S_ISCHR(st->mode) || S_ISBLK(st->mode))
+			printf(", \"rdev\": [%u, %u]", st->rdev_major, st->rdev_minor);
+		if (S_ISLNK(st->mode)) {
+			printf(", \"target\": ");
+			cli_json_string(stdout, target, strlen(target));
+		}
+		printf(", \"xattrs\": [");
+		if (ek_xattr_iterate(inode, print_xattr, &xp, err))
+			goto fail;
+		printf("], \"extents\": [");
+		if (!S_ISDIR(st->mode) && !S_ISCHR(st->mode) && !S_ISBLK(st->mode) &&
+		    print_extents(inode, true, err))
+			goto fail;
+		printf("]}\n");
+	} else {
+		printf("Path:        %s\n", path);
+		printf("Nid:         %llu (st_ino %llu)\n", (unsigned long long)st->nid,
+		       (unsigned long long)st->ino);
+		printf("Type:        %s\n", type_name(st->mode));
+		printf("Mode:        %04o (%s)\n", st->mode & 07777, mode);
+		printf("Owner:       %u:%u\n", st->uid, st->gid);
+		printf("Links:       %u\n", st->nlink);
+		printf("Size:        %llu\n", (unsigned long long)st->size);
+		printf("Mtime:       %s (%lld)\n", when, (long long)st->mtime);
+		if (S_ISCHR(st->mode) || S_ISBLK(st->mode))
+			printf("Device:      %u:%u\n", st->rdev_major, st->rdev_minor);
+		if (S_ISLNK(st->mode))
+			printf("Target:      %s\n", target);
+		printf("Inode:       %s core at byte %llu, layout %s, %u bytes of xattrs\n",
+		       d.extended ? "extended" : "compact",
+		       (unsigned long long)d.inode_offset, layout_name(d.layout),
+		       d.xattr_size);
+		printf("Xattrs:\n");
+		if (ek_xattr_iterate(inode, print_xattr, &xp, err))
+			goto fail;
+		if (!S_ISDIR(st->mode) && !S_ISCHR(st->mode) && !S_ISBLK(st->mode) &&
+		    st->size) {
+			printf("Extents:\n");
+			if (print_extents(inode, false, err))
+				goto fail;
+		}
+	}
+	ek_inode_put(inode);
+	return 0;
+fail:
+	fflush(stdout);
+	ek_inode_put(inode);
+	return err->code ? err->code : -EIO;
+}
+
+struct ls_ctx {
+	ek_image *img;
+	bool json;
+	bool first;
+	ek_error *err;
+};
+
+static int ls_entry(void *ctx, const ek_dirent *d)
+{
+	struct ls_ctx *l = ctx;
+	char mode[11], when[96];
+	ek_stat st;
+	int ret = ek_stat_nid(l->img, d->nid, &st, l->err);
+
+	if (ret)
+		return ret;
+	mode_string(st.mode, mode);
+	time_string(st.mtime, st.mtime_nsec, when, sizeof(when));
+	if (l->json) {
+		printf("%s{\"name\": ", l->first ? "" : ",\n ");
+		cli_json_string(stdout, d->name, d->name_len);
+		printf(", \"nid\": %llu, \"type\": \"%s\", \"mode\": \"%04o\", \"uid\": %u, "
+		       "\"gid\": %u, \"nlink\": %u, \"size\": %llu, \"mtime\": %lld, "
+		       "\"mtime_nsec\": %u}",
+		       (unsigned long long)d->nid, type_name(st.mode), st.mode & 07777,
+		       st.uid, st.gid, st.nlink, (unsigned long long)st.size,
+		       (long long)st.mtime, st.mtime_nsec);
+	} else {
+		printf("%s %3u %6u %6u %12llu %.19s %8llu %.*s\n", mode, st.nlink, st.uid,
+		       st.gid, (unsigned long long)st.size, when,
+		       (unsigned long long)d->nid, (int)d->name_len, d->name);
+	}
+	l->first = false;
+	return 0;
+}
+
+static int dump_ls(ek_image *img, const char *path, bool json, ek_error *err)
+{
+	struct ls_ctx l = { img, json, true, err };
+	ek_inode *dir;
+	ek_nid nid;
+	int ret = ek_lookup(img, path, &nid, err);
+
+	if (!ret)
+		ret = ek_inode_get(img, nid, &dir, err);
+	if (ret)
+		return ret;
+	if (json)
+		printf("[");
+	ret = ek_readdir(dir, 0, ls_entry, &l, err);
+	if (json && !ret)
+		printf("]\n");
+	ek_inode_put(dir);
+	return ret;
+}
+
+static int dump_cat(ek_image *img, const char *path, ek_error *err)
+{
+	static char buf[1 << 20];
+	ek_inode *inode;
+	uint64_t off = 0;
+	ek_nid nid;
+	int ret = ek_lookup(img, path, &nid, err);
+
+	if (!ret)
+		ret = ek_inode_get(img, nid, &inode, err);
+	if (ret)
+		return ret;
+	if (!S_ISREG(ek_inode_stat(inode)->mode)) {
+		ek_inode_put(inode);
+		err->code = -EINVAL;
+		snprintf(err->message, sizeof(err->message), "%s: not a regular file", path);
+		return err->code;
+	}
+	for (;;) {
+		ssize_t n = ek_read(inode, buf, sizeof(buf), off, err);
+
+		if (n <= 0) {
+			ret = (int)n;
+			break;
+		}
+		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n) {
+			err->code = -EIO;
+			snprintf(err->message, sizeof(err->message), "writing to standard output failed");
+			ret = -EIO;
+			break;
+		}
+		off += (uint64_t)n;
+	}
+	ek_inode_put(inode);
+	return ret;
+}
+
+enum { OPT_PATH = 256, OPT_LS, OPT_CAT, OPT_JSON };
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "path", required_argument, NULL, OPT_PATH },
+		{ "ls", required_argument, NULL, OPT_LS },
+		{ "cat", required_argument, NULL, OPT_CAT },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = NULL;
+	int mode = 0, c, ret;
+	bool json = false;
+	ek_image *img;
+	ek_error err;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_PATH:
+		case OPT_LS:
+		case OPT_CAT:
+			if (mode) {
+				cli_error(CMD, "--path, --ls and --cat exclude each other");
+				return EXIT_USAGE;
+			}
+			mode = c;
+			path = optarg;
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 1) {
+		cli_error(CMD, "expected one IMAGE");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	ret = ek_open(argv[optind], NULL, &img, &err);
+	if (ret) {
+		cli_error(CMD, "%s", err.message);
+		return ret == -EUCLEAN || ret == -EOPNOTSUPP ? EXIT_CORRUPT : EXIT_USAGE;
+	}
+	switch (mode) {
+	case OPT_PATH:
+		ret = dump_inode(img, path, json, &err);
+		break;
+	case OPT_LS:
+		ret = dump_ls(img, path, json, &err);
+		break;
+	case OPT_CAT:
+		ret = dump_cat(img, path, &err);
+		break;
+	default:
+		ret = dump_super(img, json);
+		break;
+	}
+	ek_close(img);
+	if (fflush(stdout) != 0 && !ret) {
+		cli_error(CMD, "writing to standard output failed");
+		return EXIT_USAGE;
+	}
+	if (ret) {
+		cli_error(CMD, "%s", err.message);
+		return ret == -EUCLEAN || ret == -EOPNOTSUPP ? EXIT_CORRUPT : EXIT_USAGE;
+	}
+	return EXIT_OK;
+}

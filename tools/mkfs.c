@@ -1,0 +1,266 @@
+/* erofskit mkfs: build an image from a directory. */
+#include <ctype.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "erofskit/build.h"
+
+static const char *const CMD = "mkfs";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: erofskit mkfs [options] IMAGE SOURCE_DIR\n"
+"\n"
+"Build the EROFS image IMAGE from the directory SOURCE_DIR.  The image is\n"
+"written to a temporary file beside IMAGE and renamed only on success.\n"
+"\n"
+"options:\n"
+"  -b SIZE               block size: 512, 1024, 2048 or 4096 (default 4096)\n"
+"  -z ALG[,level=N]      compress: lz4, lz4hc, deflate, zstd or lzma\n"
+"                        (also -zALG,N; lzma levels 100..109 are 'extreme')\n"
+"  -C BYTES              physical cluster size, a block multiple up to 1M\n"
+"  -E OPTS               extended options, comma separated:\n"
+"                        ztailpacking, fragments, dedupe\n"
+"  --workers N           compression threads (default: online CPUs)\n"
+"  -T SECONDS            build time and every file's mtime\n"
+"  --mkfs-time           with -T: set only the build time\n"
+"  -U UUID               filesystem UUID, or 'random' (default: derived from\n"
+"                        the image content, so builds are reproducible)\n"
+"  -L LABEL              volume label (at most 15 bytes)\n"
+"  --all-root            make every file owned by root\n"
+"  --force-uid UID       make every file owned by UID\n"
+"  --force-gid GID       make every file's group GID\n"
+"  --no-xattrs           do not store extended attributes\n"
+"  --no-xattr-filter     do not write the xattr bloom filter\n"
+"  --no-sparse-chunks    store sparse files flat (holes as zero blocks)\n"
+"  -q, --quiet           no summary\n"
+"  -h, --help            this text\n"
+"\n"
+"SOURCE_DATE_EPOCH, when set and -T is not given, is the build time and\n"
+"clamps newer mtimes, as reproducible-builds.org recommends.\n"
+"\n"
+"examples:\n"
+"  erofskit mkfs root.erofs rootfs/\n"
+"  erofskit mkfs -zlz4hc,12 -C65536 -T0 --all-root root.erofs rootfs/\n"
+"  erofskit mkfs -zdeflate,level=9 -C65536 img.erofs dir/\n");
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static bool parse_uuid(const char *s, uint8_t out[16])
+{
+	int i = 0;
+
+	while (*s && i < 16) {
+		int hi, lo;
+
+		if (*s == '-') {
+			s++;
+			continue;
+		}
+		hi = hexval((unsigned char)s[0]);
+		lo = s[1] ? hexval((unsigned char)s[1]) : -1;
+		if (hi < 0 || lo < 0)
+			return false;
+		out[i++] = (uint8_t)(hi << 4 | lo);
+		s += 2;
+	}
+	return i == 16 && *s == '\0';
+}
+
+static bool parse_extended(const char *arg, ek_build_options *o)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	bool ok = copy != NULL;
+
+	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && ok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "ztailpacking"))
+			o->ztailpacking = true;
+		else if (!strcmp(tok, "fragments"))
+			o->fragments = true;
+		else if (!strcmp(tok, "dedupe"))
+			o->dedupe = true;
+		else
+			ok = false;
+	}
+	free(copy);
+	return ok;
+}
+
+static void progress(void *ctx, uint64_t done, uint64_t total)
+{
+	cli_progress_update(ctx, done, total);
+}
+
+enum {
+	OPT_WORKERS = 256, OPT_MKFS_TIME, OPT_ALL_ROOT, OPT_FORCE_UID,
+	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_NO_SPARSE,
+};
+
+int cmd_mkfs(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "workers", required_argument, NULL, OPT_WORKERS },
+		{ "mkfs-time", no_argument, NULL, OPT_MKFS_TIME },
+		{ "all-root", no_argument, NULL, OPT_ALL_ROOT },
+		{ "force-uid", required_argument, NULL, OPT_FORCE_UID },
+		{ "force-gid", required_argument, NULL, OPT_FORCE_GID },
+		{ "no-xattrs", no_argument, NULL, OPT_NO_XATTRS },
+		{ "no-xattr-filter", no_argument, NULL, OPT_NO_FILTER },
+		{ "no-sparse-chunks", no_argument, NULL, OPT_NO_SPARSE },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	ek_build_options o;
+	ek_build_stats stats;
+	struct cli_progress prog;
+	bool quiet = false;
+	const char *sde;
+	ek_error err;
+	uint64_t v;
+	int64_t iv;
+	int c;
+
+	ek_build_options_init(&o);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "b:z:C:E:T:U:L:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			if (!cli_parse_size(optarg, &v) || v > 65536) {
+				cli_error(CMD, "invalid block size '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			o.block_size = (uint32_t)v;
+			break;
+		case 'z':
+			if (ek_parse_compressor(optarg, &o, &err)) {
+				cli_error(CMD, "%s", err.message);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'C':
+			if (!cli_parse_size(optarg, &v) || v == 0 || v > (1u << 20)) {
+				cli_error(CMD, "invalid cluster size '%s' (a block multiple up to 1M)",
+					  optarg);
+				return EXIT_USAGE;
+			}
+			o.pcluster_size = (uint32_t)v;
+			break;
+		case 'E':
+			if (!parse_extended(optarg, &o)) {
+				cli_error(CMD, "unknown extended option in '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPT_WORKERS:
+			if (!cli_parse_size(optarg, &v) || v == 0 || v > 1024) {
+				cli_error(CMD, "invalid worker count '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			o.workers = (unsigned int)v;
+			break;
+		case 'T':
+			if (!cli_parse_int(optarg, &iv)) {
+				cli_error(CMD, "invalid timestamp '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			o.timestamp_set = true;
+			o.timestamp = iv;
+			break;
+		case OPT_MKFS_TIME:
+			o.timestamp_build_only = true;
+			break;
+		case 'U':
+			if (!strcmp(optarg, "random")) {
+				o.uuid_random = true;
+			} else if (parse_uuid(optarg, o.uuid)) {
+				o.uuid_set = true;
+			} else {
+				cli_error(CMD, "invalid UUID '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'L':
+			if (strlen(optarg) > 15) {
+				cli_error(CMD, "label '%s' is longer than 15 bytes", optarg);
+				return EXIT_USAGE;
+			}
+			strncpy(o.label, optarg, sizeof(o.label) - 1);
+			break;
+		case OPT_ALL_ROOT:
+			o.all_root = true;
+			break;
+		case OPT_FORCE_UID:
+		case OPT_FORCE_GID:
+			if (!cli_parse_int(optarg, &iv) || iv < 0 || iv > UINT32_MAX) {
+				cli_error(CMD, "invalid id '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			if (c == OPT_FORCE_UID)
+				o.force_uid = iv;
+			else
+				o.force_gid = iv;
+			break;
+		case OPT_NO_XATTRS:
+			o.no_xattrs = true;
+			break;
+		case OPT_NO_FILTER:
+			o.no_xattr_filter = true;
+			break;
+		case OPT_NO_SPARSE:
+			o.no_sparse_chunks = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2) {
+		cli_error(CMD, "expected IMAGE and SOURCE_DIR");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	sde = getenv("SOURCE_DATE_EPOCH");
+	if (sde && *sde && !o.timestamp_set) {
+		if (!cli_parse_int(sde, &iv)) {
+			cli_error(CMD, "invalid SOURCE_DATE_EPOCH '%s'", sde);
+			return EXIT_USAGE;
+		}
+		o.timestamp = iv;
+		o.clamp_mtime = true;
+	}
+	cli_progress_init(&prog, "mkfs");
+	o.progress = progress;
+	o.progress_ctx = &prog;
+	if (ek_build(argv[optind], argv[optind + 1], &o, &stats, &err)) {
+		cli_progress_done(&prog);
+		cli_error(CMD, "%s", err.message);
+		return EXIT_USAGE;
+	}
+	cli_progress_done(&prog);
+	if (!quiet)
+		printf("%s: %llu inodes (%llu files, %llu directories), %llu input bytes -> %llu image bytes in %.2f s\n",
+		       argv[optind], (unsigned long long)stats.files,
+		       (unsigned long long)stats.regular_files,
+		       (unsigned long long)stats.directories,
+		       (unsigned long long)stats.input_bytes,
+		       (unsigned long long)stats.image_bytes, stats.seconds);
+	return EXIT_OK;
+}

@@ -59,10 +59,10 @@ static const char *layout_name(unsigned int layout)
 static const char *extent_kind(unsigned int kind)
 {
 	static const char *const names[] = {
-		"hole", "plain", "compressed", "inline", "fragment",
+		"hole", "plain", "compressed", "fragment",
 	};
 
-	return kind < 5 ? names[kind] : "unknown";
+	return kind < 4 ? names[kind] : "unknown";
 }
 
 static void mode_string(uint32_t mode, char out[11])

@@ -184,20 +184,21 @@ enum ek_extent_kind {
 	EK_EXTENT_HOLE = 0,       /* reads as zeros */
 	EK_EXTENT_PLAIN = 1,      /* stored uncompressed at physical */
 	EK_EXTENT_COMPRESSED = 2, /* compressed pcluster at physical */
-	EK_EXTENT_INLINE = 3,     /* stored in the inode's metadata block */
-	EK_EXTENT_FRAGMENT = 4,   /* inside the packed inode */
+	EK_EXTENT_FRAGMENT = 3,   /* inside the packed inode's data */
 };
 
 typedef struct ek_extent {
 	uint64_t logical;     /* first file byte of the extent */
 	uint64_t length;      /* decompressed bytes */
-	uint64_t physical;    /* image byte offset (or packed inode offset) */
+	uint64_t physical;    /* image byte offset; packed inode offset for
+	                         fragments; metadata offset if in_metadata */
 	uint64_t physical_length;
 	unsigned int kind;    /* enum ek_extent_kind */
 	unsigned int algorithm; /* for compressed extents: 0 lz4, 1 lzma,
 	                           2 deflate, 3 zstd */
 	int partial;          /* only a prefix of the decoded data is used */
 	int interlaced;       /* uncompressed, stored rotated in its block */
+	int in_metadata;      /* stored inline after the inode (tail packing) */
 } ek_extent;
 
 /* Map the extent containing file offset `offset` (< i_size). */

@@ -1,13 +1,71 @@
-/* Decompression engines (filled in by the compression work). */
+/*
+ * Decompression engines: one interface with a synchronous call and a
+ * batched asynchronous one, so that offload engines (QAT, IAA, GPU) plug in
+ * beside the software ones without touching callers.
+ *
+ *   sync:  e->ops->decompress(e, req)            -> 0 or -errno, req->result
+ *   async: e->ops->submit(e, reqs, n, done, ctx) -> each request completes
+ *          once, with done(req, ctx) called from any thread (possibly
+ *          before submit returns).  ek_engine_run_batch() submits and waits.
+ *
+ * The software engine decodes every algorithm in the calling thread, with
+ * a run-time choice of deflate decoder (libdeflate, ISA-L, zlib).
+ * ek_engine_pool_create() wraps any engine with worker threads: the
+ * asynchronous call then decodes in the background.
+ */
 #ifndef EK_CODEC_ENGINE_H
 #define EK_CODEC_ENGINE_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#include "codec/codec.h"
 #include "erofskit/erofskit.h"
 
-struct ek_codecs;
+struct ek_engine;
 
-int ek_codecs_create(const char *deflate_engine, struct ek_codecs **out,
-		     ek_error *err);
-void ek_codecs_destroy(struct ek_codecs *c);
+typedef void (*ek_dreq_done_fn)(struct ek_dreq *r, void *ctx);
+
+struct ek_engine_ops {
+	const char *name;
+	int (*decompress)(struct ek_engine *e, struct ek_dreq *r);
+	int (*submit)(struct ek_engine *e, struct ek_dreq *const *reqs,
+		      size_t n, ek_dreq_done_fn done, void *ctx);
+	void (*destroy)(struct ek_engine *e);
+};
+
+struct ek_engine {
+	const struct ek_engine_ops *ops;
+	struct ek_dparams params;     /* from the image's config records */
+};
+
+/* Name of a deflate engine choice ("libdeflate", "isal", "zlib"). */
+const char *ek_deflate_engine_name(enum ek_deflate_engine e);
+/* Parse a name (NULL: $EROFSKIT_ENGINE, else the fastest). */
+int ek_deflate_engine_parse(const char *name, enum ek_deflate_engine *out,
+			    ek_error *err);
+
+/* The software engine. */
+int ek_engine_software_create(enum ek_deflate_engine deflate,
+			      struct ek_engine **out, ek_error *err);
+/* Background workers around `base` (which it takes ownership of). */
+int ek_engine_pool_create(struct ek_engine *base, unsigned int threads,
+			  struct ek_engine **out, ek_error *err);
+
+static inline int ek_engine_decompress(struct ek_engine *e, struct ek_dreq *r)
+{
+	return e->ops->decompress(e, r);
+}
+
+/* Submit a batch and wait until every request has completed; returns the
+ * first failing request's result, or 0. */
+int ek_engine_run_batch(struct ek_engine *e, struct ek_dreq *const *reqs,
+			size_t n);
+
+static inline void ek_engine_destroy(struct ek_engine *e)
+{
+	if (e)
+		e->ops->destroy(e);
+}
 
 #endif

@@ -221,7 +221,8 @@ int ek_map(ek_inode *inode, uint64_t offset, ek_extent *out, ek_error *err)
 		if (offset >= inline_start) {
 			out->logical = inline_start;
 			out->length = size - inline_start;
-			out->kind = EK_EXTENT_INLINE;
+			out->kind = EK_EXTENT_PLAIN;
+			out->in_metadata = 1;
 			out->physical = inode->data_off;
 			out->physical_length = out->length;
 			return 0;

@@ -103,6 +103,20 @@ done:
 	return 0;
 }
 
+static int create_engine(ek_image *img, ek_error *err)
+{
+	enum ek_deflate_engine deflate;
+	int ret = ek_deflate_engine_parse(img->opts.deflate_engine, &deflate, err);
+
+	if (!ret)
+		ret = ek_engine_software_create(deflate, &img->engine, err);
+	if (ret)
+		return ret;
+	img->engine->params.lzma_dict_size = img->zcfg.lzma_dict_size;
+	img->engine->params.zstd_window_log_max = img->zcfg.zstd_windowlog;
+	return 0;
+}
+
 static int load_devices(ek_image *img, ek_error *err)
 {
 	struct fmt_super *sb = &img->sb;
@@ -180,7 +194,7 @@ static int load_packed(ek_image *img, ek_error *err)
 	if (!S_ISREG(img->packed->st.mode))
 		return ek_fail(err, -EUCLEAN, "packed inode %llu is not a regular file",
 			       (unsigned long long)img->sb.packed_nid);
-	return 0;
+	return fragment_cache_create(img, err);
 }
 
 static int open_common(struct ek_io *io, const ek_open_options *opts,
@@ -200,6 +214,7 @@ static int open_common(struct ek_io *io, const ek_open_options *opts,
 	}
 	img->io = io;
 	img->size = io->size;
+	ctxpool_init(&img->zbufs, zbuf_new, zbuf_free);
 	if (opts)
 		img->opts = *opts;
 	else
@@ -223,7 +238,7 @@ static int open_common(struct ek_io *io, const ek_open_options *opts,
 	if (!ret)
 		ret = load_devices(img, err);
 	if (!ret)
-		ret = ek_codecs_create(img->opts.deflate_engine, &img->codecs, err);
+		ret = create_engine(img, err);
 	if (!ret)
 		ret = load_metabox(img, err);
 	if (!ret)
@@ -303,7 +318,8 @@ void ek_close(ek_image *img)
 	free(img->prefixes);
 	free(img->devices);
 	free(img->metabox);
-	ek_codecs_destroy(img->codecs);
+	ek_engine_destroy(img->engine);
+	ctxpool_fini(&img->zbufs);
 	ek_io_close(img->io);
 	free(img);
 }

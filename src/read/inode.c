@@ -182,7 +182,7 @@ int inode_load(ek_image *img, ek_nid nid, ek_inode **out, ek_error *err)
 	*out = inode;
 	return 0;
 fail:
-	free(inode);
+	ek_inode_put(inode);
 	return ret;
 }
 
@@ -193,7 +193,10 @@ int ek_inode_get(ek_image *img, ek_nid nid, ek_inode **out, ek_error *err)
 
 void ek_inode_put(ek_inode *inode)
 {
-	free(inode);
+	if (inode) {
+		zmap_fini(inode);
+		free(inode);
+	}
 }
 
 const ek_stat *ek_inode_stat(const ek_inode *inode)

@@ -9,11 +9,12 @@
 #include "erofskit/erofskit.h"
 #include "format/inode.h"
 #include "format/super.h"
+#include "codec/ctxpool.h"
 #include "format/zindex.h"
 #include "io/io.h"
 #include "util/error.h"
 
-struct ek_codecs;
+struct ek_engine;
 struct ek_cache;
 struct ek_readahead;
 
@@ -49,7 +50,7 @@ struct ek_image {
 
 	uint16_t algorithms;           /* bitmap of usable algorithm ids */
 	struct compr_config zcfg;
-	struct ek_codecs *codecs;
+	struct ek_engine *engine;      /* decompression */
 
 	unsigned int ndevices;
 	struct device_slot *devices;
@@ -66,6 +67,7 @@ struct ek_image {
 	/* Fragments decoded once and shared (see fragment.c). */
 	struct fragment_cache *fragments;
 
+	struct ctxpool zbufs;          /* scratch buffers for decompression */
 	struct ek_cache *cache;        /* decompressed clusters, may be NULL */
 	struct ek_readahead *readahead;/* background decompression, may be NULL */
 };
@@ -92,12 +94,11 @@ struct zmap_inode {
 	unsigned int extent_recsz;
 	uint64_t extent_count;
 	uint64_t extent_p0;            /* recsz 4: first physical byte */
+	uint64_t *extent_ckpt;         /* recsz 4: physical start every 64 */
 	/* tail extent, found on first use */
 	bool tail_known;
 	uint64_t tail_head_lcn;
 	uint64_t tail_inline_off;      /* byte offset of the inline pcluster */
-	pthread_once_t tail_once;
-	int tail_error;
 };
 
 struct ek_inode {
@@ -143,7 +144,11 @@ int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 /* Read bytes [off, off+len) of the packed inode's data. */
 int fragment_read(ek_image *img, uint64_t off, void *buf, size_t len,
 		  ek_error *err);
+int fragment_cache_create(ek_image *img, ek_error *err);
 void fragment_cache_free(struct fragment_cache *fc);
+void zmap_fini(ek_inode *inode);
+void *zbuf_new(void);
+void zbuf_free(void *p);
 
 /* Long xattr prefixes (xattr.c), loaded at open. */
 int xattr_load_prefixes(ek_image *img, ek_error *err);

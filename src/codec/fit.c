@@ -1,0 +1,68 @@
+/*
+ * Fixed-output compression for codecs that only compress whole buffers
+ * (deflate, zstd): find, in a few tries, about the largest input prefix
+ * whose compressed form fits out_cap bytes.  Each try compresses into a
+ * scratch buffer big enough for any output, so an overflowing try still
+ * tells its size, and the next guess scales the input by cap / size.
+ * Everything depends only on the input, so results are reproducible.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "codec/codec.h"
+
+#define FIT_TRIES 7
+
+int ek_fit_output(ek_whole_compress_fn compress, void *ctx,
+		  const uint8_t *in, size_t in_len, uint8_t *out,
+		  size_t out_cap, uint8_t *scratch, size_t scratch_cap,
+		  uint32_t granule, size_t *consumed, size_t *out_len)
+{
+	size_t lo = 0, lo_out = 0, hi = in_len + 1;
+	size_t guess = out_cap * 3;
+	int i;
+
+	if (guess > in_len)
+		guess = in_len;
+	if (!granule)
+		granule = 1;
+	for (i = 0; i < FIT_TRIES && guess > lo && guess < hi; i++) {
+		size_t got;
+		int ret = compress(ctx, in, guess, scratch, scratch_cap, &got);
+		double next;
+
+		if (ret == -ENOMEM)
+			return ret;
+		if (ret) {
+			/* Cannot even tell the size: halve. */
+			hi = guess;
+			guess = lo + (hi - lo) / 2;
+			continue;
+		}
+		if (got <= out_cap) {
+			lo = guess;
+			lo_out = got;
+			memcpy(out, scratch, got);
+			if (guess == in_len || got + out_cap / 64 >= out_cap)
+				break;
+		} else {
+			hi = guess;
+		}
+		if (hi - lo <= granule)
+			break;
+		/* Aim a little below a full cluster: overshooting costs a try. */
+		next = (double)guess * (double)out_cap / (double)(got ? got : 1) * 0.985;
+		guess = next > (double)in_len ? in_len : (size_t)next;
+		if (guess >= hi)
+			guess = hi - 1 - (hi - lo) / 8;
+		if (guess <= lo)
+			guess = lo + (hi - lo + 1) / 2;
+		if (guess > in_len)
+			guess = in_len;
+	}
+	if (!lo)
+		return -ENOSPC;
+	*consumed = lo;
+	*out_len = lo_out;
+	return 0;
+}

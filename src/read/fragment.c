@@ -1,0 +1,90 @@
+/*
+ * The packed inode: fragments (file tails, whole small files) of many files
+ * live in its data.  It is decoded once and shared by every reader when it
+ * is of a reasonable size; bigger ones are read through on demand.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "read/internal.h"
+
+#define FRAGMENT_CACHE_MAX (256ull << 20)
+
+struct fragment_cache {
+	pthread_mutex_t lock;
+	bool loaded;
+	uint8_t *data;
+};
+
+int fragment_cache_create(ek_image *img, ek_error *err)
+{
+	struct fragment_cache *fc = calloc(1, sizeof(*fc));
+
+	if (!fc)
+		return ek_fail(err, -ENOMEM, "out of memory");
+	pthread_mutex_init(&fc->lock, NULL);
+	img->fragments = fc;
+	return 0;
+}
+
+void fragment_cache_free(struct fragment_cache *fc)
+{
+	if (fc) {
+		pthread_mutex_destroy(&fc->lock);
+		free(fc->data);
+		free(fc);
+	}
+}
+
+/* Decode the whole packed inode once; NULL data means "read through". */
+static int load_once(ek_image *img, const uint8_t **data, ek_error *err)
+{
+	struct fragment_cache *fc = img->fragments;
+	uint64_t size = img->packed->st.size;
+	int ret = 0;
+
+	pthread_mutex_lock(&fc->lock);
+	if (!fc->loaded && size <= FRAGMENT_CACHE_MAX) {
+		uint8_t *d = malloc(size ? size : 1);
+
+		if (d) {
+			ret = data_read(img->packed, d, (size_t)size, 0, err);
+			if (ret)
+				free(d);
+			else
+				fc->data = d;
+		}
+		/* A failure is reported to this caller and retried by the next:
+		 * the damage may be in a part another file does not need. */
+		fc->loaded = !ret;
+	}
+	*data = fc->data;
+	pthread_mutex_unlock(&fc->lock);
+	return ret;
+}
+
+int fragment_read(ek_image *img, uint64_t off, void *buf, size_t len,
+		  ek_error *err)
+{
+	const uint8_t *data = NULL;
+	uint64_t size;
+	int ret;
+
+	if (!img->packed)
+		return ek_fail(err, -EUCLEAN, "fragment without a packed inode");
+	size = img->packed->st.size;
+	if (off > size || len > size - off)
+		return ek_fail(err, -EUCLEAN,
+			       "fragment at %llu (+%zu) lies past the end of the %llu-byte packed inode",
+			       (unsigned long long)off, len, (unsigned long long)size);
+	ret = load_once(img, &data, err);
+	if (ret)
+		return ret;
+	if (data) {
+		memcpy(buf, data + off, len);
+		return 0;
+	}
+	return data_read(img->packed, buf, len, off, err);
+}

@@ -22,8 +22,6 @@ static void usage(FILE *f)
 "  -z ALG[,level=N]      compress: lz4, lz4hc, deflate, zstd or lzma\n"
 "                        (also -zALG,N; lzma levels 100..109 are 'extreme')\n"
 "  -C BYTES              physical cluster size, a block multiple up to 1M\n"
-"  -E OPTS               extended options, comma separated:\n"
-"                        ztailpacking, fragments, dedupe\n"
 "  --workers N           compression threads (default: online CPUs)\n"
 "  -T SECONDS            build time and every file's mtime\n"
 "  --mkfs-time           with -T: set only the build time\n"
@@ -77,26 +75,6 @@ static bool parse_uuid(const char *s, uint8_t out[16])
 	return i == 16 && *s == '\0';
 }
 
-static bool parse_extended(const char *arg, ek_build_options *o)
-{
-	char *copy = strdup(arg), *tok, *save = NULL;
-	bool ok = copy != NULL;
-
-	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && ok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "ztailpacking"))
-			o->ztailpacking = true;
-		else if (!strcmp(tok, "fragments"))
-			o->fragments = true;
-		else if (!strcmp(tok, "dedupe"))
-			o->dedupe = true;
-		else
-			ok = false;
-	}
-	free(copy);
-	return ok;
-}
-
 static void progress(void *ctx, uint64_t done, uint64_t total)
 {
 	cli_progress_update(ctx, done, total);
@@ -134,7 +112,7 @@ int cmd_mkfs(int argc, char **argv)
 
 	ek_build_options_init(&o);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "b:z:C:E:T:U:L:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:z:C:T:U:L:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			if (!cli_parse_size(optarg, &v) || v > 65536) {
@@ -156,12 +134,6 @@ int cmd_mkfs(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			o.pcluster_size = (uint32_t)v;
-			break;
-		case 'E':
-			if (!parse_extended(optarg, &o)) {
-				cli_error(CMD, "unknown extended option in '%s'", optarg);
-				return EXIT_USAGE;
-			}
 			break;
 		case OPT_WORKERS:
 			if (!cli_parse_size(optarg, &v) || v == 0 || v > 1024) {

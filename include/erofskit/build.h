@@ -59,9 +59,6 @@ typedef struct ek_build_options {
 	uint32_t pcluster_size;     /* bytes; 0: one block */
 	uint32_t dict_size;         /* lzma/deflate dictionary; 0: default */
 	unsigned int workers;       /* 0: online CPUs */
-	bool ztailpacking;
-	bool fragments;
-	bool dedupe;
 
 	/* sparse files become chunk-based (holes cost no space); default on */
 	bool no_sparse_chunks;

@@ -171,9 +171,7 @@ int ek_build(const char *image_path, const char *source_dir,
 	b.first_data_blk = div_round_up_u64(head, b.blksz);
 	ret = writer_open(image_path, &b.w, err);
 	if (!ret)
-		ret = write_data(&b);
-	if (!ret)
-		ret = zbuild_finish_data(&b);
+		ret = b.z ? zbuild_write_all(&b) : write_data(&b);
 	if (!ret)
 		ret = layout_metadata(&b);
 	if (!ret)

@@ -55,7 +55,10 @@ void encode_shared_xattrs(struct build *b, uint8_t *out);
 
 /* data.c: write regular file and symlink data, choose their layouts. */
 int write_data(struct build *b);
-/* Read a source file's bytes [off, off+len), checking it did not change. */
+/* Sparse regular files: choose a chunk-based layout when it pays. */
+int data_plan_sparse(struct build *b, struct binode *n, bool *chunked);
+/* One file or symlink, uncompressed, at b->data_blk. */
+int data_write_uncompressed(struct build *b, struct binode *n);
 
 /* layout.c: place inode records (assign nids) and directory blocks. */
 int layout_metadata(struct build *b);

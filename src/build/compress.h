@@ -1,10 +1,14 @@
-/* Compressed-file builder state (filled in by the compression work). */
+/*
+ * Compressed files in the builder.
+ *
+ * Files are cut into fixed segments (the same cut whatever the number of
+ * workers); each segment is compressed on a worker into extents by
+ * fixed-output compression; one writer commits segments strictly in file
+ * order, assigning block addresses.  The image is therefore byte-identical
+ * for any --workers value, and memory stays bounded by the in-flight window.
+ */
 #ifndef EK_BUILD_COMPRESS_H
 #define EK_BUILD_COMPRESS_H
-
-struct bcompressed;
-
-void bcompressed_free(struct bcompressed *z);
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -12,18 +16,24 @@ void bcompressed_free(struct bcompressed *z);
 struct build;
 struct binode;
 
-/* Whether this regular file goes through the compressor. */
-bool zbuild_wants(struct build *b, const struct binode *n);
-/* Compress one file (open at fd) into the image. */
-int zbuild_file(struct build *b, struct binode *n, int fd);
-/* Write a compressed inode's map header and index after its xattrs. */
+/* Per-inode result kept until the metadata is written. */
+struct bcompressed {
+	uint8_t *index;          /* map header + index, from its aligned start */
+	uint32_t index_len;
+	uint32_t pad;            /* zero bytes between xattrs and header */
+};
+
+void bcompressed_free(struct bcompressed *z);
+
+/* From b->o: validate options, configure features and config records. */
+int zbuild_setup(struct build *b);
+/* Queue every file's data in inode order (compressed or not) and wait. */
+int zbuild_write_all(struct build *b);
+void zbuild_teardown(struct build *b);
+
+/* Write a compressed inode's header and index after its xattrs. */
 void zbuild_encode_index(struct build *b, const struct binode *n, uint8_t *rec);
 /* Superblock offset 84: algorithm bitmap or lz4 max distance. */
 uint16_t zbuild_sb_u1(const struct build *b);
-/* Prepare compression (from b->o); nothing to do when uncompressed. */
-int zbuild_setup(struct build *b);
-/* Wait for the compression pipeline to drain. */
-int zbuild_finish_data(struct build *b);
-void zbuild_teardown(struct build *b);
 
 #endif

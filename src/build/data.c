@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "build/build.h"
-#include "build/compress.h"
 #include "build/source.h"
 #include "format/ondisk.h"
 #include "util/error.h"
@@ -106,6 +105,23 @@ static uint64_t chunk_cost(const struct extent *ext, size_t cnt, uint64_t size,
 }
 
 /* Decide whether a sparse file goes chunk-based, and with which chunk size. */
+static int plan_chunks(struct build *b, struct binode *n, int fd, bool *chosen);
+
+int data_plan_sparse(struct build *b, struct binode *n, bool *chunked)
+{
+	int fd, ret;
+
+	*chunked = false;
+	if (!S_ISREG(n->mode) || !n->has_holes || b->o.no_sparse_chunks || !n->size)
+		return 0;
+	ret = source_open(b, n, &fd);
+	if (ret)
+		return ret;
+	ret = plan_chunks(b, n, fd, chunked);
+	close(fd);
+	return ret;
+}
+
 static int plan_chunks(struct build *b, struct binode *n, int fd, bool *chosen)
 {
 	uint64_t flat = round_up_u64(n->size, b->blksz), best = UINT64_MAX;
@@ -236,7 +252,6 @@ static int write_flat(struct build *b, struct binode *n, int fd, uint8_t *buf)
 
 static int write_regular(struct build *b, struct binode *n, uint8_t *buf)
 {
-	bool chunked = false;
 	int fd, ret;
 
 	if (n->size == 0) {
@@ -246,15 +261,7 @@ static int write_regular(struct build *b, struct binode *n, uint8_t *buf)
 	ret = source_open(b, n, &fd);
 	if (ret)
 		return ret;
-	if (b->z && zbuild_wants(b, n)) {
-		ret = zbuild_file(b, n, fd);
-	} else {
-		if (n->has_holes && !b->o.no_sparse_chunks)
-			ret = plan_chunks(b, n, fd, &chunked);
-		if (!ret)
-			ret = chunked ? write_chunked(b, n, fd, buf)
-				      : write_flat(b, n, fd, buf);
-	}
+	ret = n->chunks ? write_chunked(b, n, fd, buf) : write_flat(b, n, fd, buf);
 	if (!ret)
 		ret = source_check_unchanged(b, n, fd);
 	close(fd);
@@ -271,8 +278,7 @@ static int write_symlink(struct build *b, struct binode *n)
 		n->inline_size = (uint32_t)n->size;
 		return 0;
 	}
-	/* Too long to sit beside its inode: one data block (4095 bytes at
-	 * most; with 512-byte blocks several). */
+	/* Too long to sit beside its inode: data blocks of its own. */
 	n->layout = EROFS_LAYOUT_FLAT_PLAIN;
 	n->startblk = b->data_blk;
 	n->nblocks = div_round_up_u64(n->size, b->blksz);
@@ -287,24 +293,37 @@ static int write_symlink(struct build *b, struct binode *n)
 	return ret;
 }
 
+int data_write_uncompressed(struct build *b, struct binode *n)
+{
+	uint8_t *buf;
+	int ret;
+
+	if (S_ISLNK(n->mode))
+		return write_symlink(b, n);
+	if (!S_ISREG(n->mode))
+		return 0;
+	buf = malloc(COPY_BUF);
+	if (!buf)
+		return ek_fail(b->err, -ENOMEM, "out of memory");
+	ret = write_regular(b, n, buf);
+	free(buf);
+	if (!ret && b->data_blk > UINT32_MAX)
+		ret = ek_fail(b->err, -EFBIG, "image exceeds 2^32 blocks of %u bytes", b->blksz);
+	return ret;
+}
+
 int write_data(struct build *b)
 {
-	uint8_t *buf = malloc(COPY_BUF);
 	struct binode *n;
 	int ret = 0;
 
-	if (!buf)
-		return ek_fail(b->err, -ENOMEM, "out of memory");
 	b->data_blk = b->first_data_blk;
 	for (n = b->tree.first; n && !ret; n = n->next) {
-		if (S_ISREG(n->mode))
-			ret = write_regular(b, n, buf);
-		else if (S_ISLNK(n->mode))
-			ret = write_symlink(b, n);
-		if (!ret && b->data_blk > UINT32_MAX)
-			ret = ek_fail(b->err, -EFBIG,
-				      "image exceeds 2^32 blocks of %u bytes", b->blksz);
+		bool chunked;
+
+		ret = data_plan_sparse(b, n, &chunked);
+		if (!ret)
+			ret = data_write_uncompressed(b, n);
 	}
-	free(buf);
 	return ret;
 }

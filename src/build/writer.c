@@ -1,6 +1,7 @@
 /* Temporary image file: positional writes, hashing, atomic rename. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,6 +123,27 @@ int writer_pwrite(struct writer *w, uint64_t off, const void *buf, size_t len,
 		p += run;
 		off += run;
 		len -= run;
+	}
+	return 0;
+}
+
+int writer_discard(struct writer *w, uint64_t off, uint64_t len, ek_error *err)
+{
+	static const uint8_t zeros[65536];
+
+	if (!len)
+		return 0;
+	if (fallocate(w->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
+		      (off_t)len) == 0)
+		return 0;
+	while (len) {
+		size_t n = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
+		int ret = write_all(w, off, zeros, n, err);
+
+		if (ret)
+			return ret;
+		off += n;
+		len -= n;
 	}
 	return 0;
 }

@@ -21,6 +21,8 @@ int writer_pwrite(struct writer *w, uint64_t off, const void *buf, size_t len,
 /* Write without hashing (the superblock, which holds the hash). */
 int writer_pwrite_unhashed(struct writer *w, uint64_t off, const void *buf,
 			   size_t len, ek_error *err);
+/* Forget bytes written earlier (they read as zeros again); not hashed. */
+int writer_discard(struct writer *w, uint64_t off, uint64_t len, ek_error *err);
 /* Read back bytes already written (the superblock checksum covers them). */
 int writer_pread(struct writer *w, uint64_t off, void *buf, size_t len,
 		 ek_error *err);

@@ -122,6 +122,48 @@ void fmt_compact_set_item(uint8_t *pack, unsigned int unit, unsigned int i,
 	put_le32(pack + pos / 8, (v & ~mask) | (item & mask));
 }
 
+int fmt_compact_head_nblk(const uint8_t *pack, unsigned int unit,
+			  unsigned int i, unsigned int lobits, bool big,
+			  uint64_t *nblk)
+{
+	int j = (int)i - 1;
+	uint64_t n = big ? 0 : 1;
+
+	while (j >= 0) {
+		uint8_t t;
+		uint16_t lo;
+
+		fmt_compact_item(pack, unit, (unsigned int)j, lobits, &t, &lo);
+		if (t != Z_LCLUSTER_NONHEAD) {
+			n++;              /* a one-block pcluster */
+			j--;
+			continue;
+		}
+		if (lo & Z_CBLKCNT) {
+			if (!big)
+				return -EUCLEAN;
+			n += lo & Z_CBLKCNT_MASK;
+			j -= 2;           /* and skip its head */
+			continue;
+		}
+		if (big) {
+			if (lo < 2)
+				return -EUCLEAN;
+			j = j - lo + 1;   /* to the count item of that pcluster */
+		} else {
+			if (lo == 0)
+				return -EUCLEAN;
+			j -= lo;
+			if (j >= 0) {
+				n++;      /* the head it points at */
+				j--;
+			}
+		}
+	}
+	*nblk = n;
+	return 0;
+}
+
 size_t fmt_zconfig_min_size(unsigned int alg)
 {
 	switch (alg) {

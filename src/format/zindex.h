@@ -111,6 +111,43 @@ void fmt_compact_item(const uint8_t *pack, unsigned int unit, unsigned int i,
 void fmt_compact_set_item(uint8_t *pack, unsigned int unit, unsigned int i,
 			  unsigned int lobits, uint8_t type, uint16_t lo);
 
+/*
+ * Blocks from a pack's base address to head item i (spec 6.7): the walk
+ * back over the items before it.  Readers add the pack's base; writers
+ * subtract it from the true address to choose the base.  -EUCLEAN on an
+ * impossible item sequence.
+ */
+int fmt_compact_head_nblk(const uint8_t *pack, unsigned int unit,
+			  unsigned int i, unsigned int lobits, bool big,
+			  uint64_t *nblk);
+
+/* ------------------------------------------------------------ writing */
+
+/* One extent as the writer laid it out. */
+struct fmt_zextent {
+	uint64_t la;         /* logical start */
+	uint64_t blkaddr;    /* first block of its pcluster */
+	uint16_t blocks;     /* pcluster blocks (1 for uncompressed) */
+	bool plain;          /* stored uncompressed */
+};
+
+/*
+ * One record per lcluster for extents sorted by start and covering
+ * [0, size): heads, NONHEAD distances (capped at 2047), the block count of
+ * big pclusters in the first NONHEAD after their head, and the EOF
+ * sentinel.  lc must hold ceil(size / lcluster size) records.
+ */
+int fmt_zindex_plan(const struct fmt_zextent *ext, size_t n, uint64_t size,
+		    unsigned int lclusterbits, bool big, struct fmt_lcluster *lc,
+		    fmt_why *why);
+
+void fmt_zindex_encode_full(const struct fmt_lcluster *lc, uint64_t nlc,
+			    uint8_t *out);
+int fmt_zindex_encode_compact(const struct fmt_lcluster *lc, uint64_t nlc,
+			      const struct fmt_compact_layout *l,
+			      unsigned int lclusterbits, bool big, uint8_t *out,
+			      fmt_why *why);
+
 /* ------------------------------------------------------------ configs */
 
 struct fmt_zconfig {

@@ -155,49 +155,6 @@ static int item_delta0(const struct pack *p, unsigned int i, uint16_t *d0)
 	return 0;
 }
 
-/* Blocks between the pack's base address and head item i (spec 6.7). */
-static int head_nblk(ek_inode *inode, const struct pack *p, unsigned int i,
-		     uint64_t *nblk, ek_error *err, uint64_t lcn)
-{
-	bool big = inode->z.big_pcluster[0];
-	int j = (int)i - 1;
-	uint64_t n = big ? 0 : 1;
-
-	while (j >= 0) {
-		uint8_t t;
-		uint16_t lo;
-
-		item(p, (unsigned int)j, &t, &lo);
-		if (t != Z_LCLUSTER_NONHEAD) {
-			n++;
-			j--;
-			continue;
-		}
-		if (lo & Z_CBLKCNT) {
-			if (!big)
-				return corrupt(inode, err, "block count without big pclusters", lcn);
-			n += lo & Z_CBLKCNT_MASK;
-			j -= 2;    /* and skip its head */
-			continue;
-		}
-		if (big) {
-			if (lo < 2)
-				return corrupt(inode, err, "bad look-back distance", lcn);
-			j = j - lo + 1;   /* to the count item of that pcluster */
-		} else {
-			if (lo == 0)
-				return corrupt(inode, err, "zero look-back distance", lcn);
-			j -= lo;
-			if (j >= 0) {
-				n++;      /* the head it points at */
-				j--;
-			}
-		}
-	}
-	*nblk = n;
-	return 0;
-}
-
 static int load_compact(ek_inode *inode, uint64_t lcn, struct lcluster *lc,
 			ek_error *err)
 {
@@ -220,9 +177,9 @@ static int load_compact(ek_inode *inode, uint64_t lcn, struct lcluster *lc,
 		return item_delta0(&p, p.i, &lc->delta0);
 	}
 	lc->clusterofs = lo;
-	ret = head_nblk(inode, &p, p.i, &nblk, err, lcn);
-	if (ret)
-		return ret;
+	if (fmt_compact_head_nblk(p.bytes, p.unit, p.i, p.lobits,
+				  inode->z.big_pcluster[0], &nblk))
+		return corrupt(inode, err, "inconsistent items before a head", lcn);
 	lc->pblk = (uint64_t)p.base + nblk;
 	return 0;
 }

@@ -1,0 +1,145 @@
+/* Worker pool: one mutex, a FIFO and two condition variables. */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "util/pool.h"
+
+struct pool {
+	pthread_mutex_t lock;
+	pthread_cond_t work;      /* a job was queued, or shutdown */
+	pthread_cond_t finished;  /* a job completed */
+	struct pool_job *head, *tail;
+	unsigned int pending;     /* queued or running */
+	bool stop;
+	unsigned int nthreads;
+	pthread_t *threads;
+};
+
+struct worker_arg {
+	struct pool *p;
+	unsigned int id;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker_arg *wa = arg;
+	struct pool *p = wa->p;
+	unsigned int id = wa->id;
+
+	free(wa);
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		struct pool_job *job;
+
+		while (!p->head && !p->stop)
+			pthread_cond_wait(&p->work, &p->lock);
+		if (!p->head)
+			break;
+		job = p->head;
+		p->head = job->next;
+		if (!p->head)
+			p->tail = NULL;
+		pthread_mutex_unlock(&p->lock);
+		job->run(job, id);
+		pthread_mutex_lock(&p->lock);
+		job->done = true;
+		p->pending--;
+		pthread_cond_broadcast(&p->finished);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+unsigned int pool_online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (unsigned int)n : 1;
+}
+
+int pool_create(unsigned int threads, struct pool **out)
+{
+	struct pool *p = calloc(1, sizeof(*p));
+	unsigned int i;
+
+	if (!p)
+		return -ENOMEM;
+	p->threads = calloc(threads, sizeof(*p->threads));
+	if (!p->threads) {
+		free(p);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->work, NULL);
+	pthread_cond_init(&p->finished, NULL);
+	for (i = 0; i < threads; i++) {
+		struct worker_arg *wa = malloc(sizeof(*wa));
+
+		if (!wa)
+			break;
+		wa->p = p;
+		wa->id = i;
+		if (pthread_create(&p->threads[i], NULL, worker_main, wa)) {
+			free(wa);
+			break;
+		}
+		p->nthreads++;
+	}
+	if (p->nthreads != threads) {
+		pool_destroy(p);
+		return -EAGAIN;
+	}
+	*out = p;
+	return 0;
+}
+
+void pool_submit(struct pool *p, struct pool_job *job)
+{
+	job->next = NULL;
+	job->done = false;
+	pthread_mutex_lock(&p->lock);
+	if (p->tail)
+		p->tail->next = job;
+	else
+		p->head = job;
+	p->tail = job;
+	p->pending++;
+	pthread_cond_signal(&p->work);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void pool_wait(struct pool *p, struct pool_job *job)
+{
+	pthread_mutex_lock(&p->lock);
+	while (!job->done)
+		pthread_cond_wait(&p->finished, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void pool_wait_any(struct pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	if (p->pending)
+		pthread_cond_wait(&p->finished, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void pool_destroy(struct pool *p)
+{
+	unsigned int i;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->lock);
+	for (i = 0; i < p->nthreads; i++)
+		pthread_join(p->threads[i], NULL);
+	pthread_cond_destroy(&p->work);
+	pthread_cond_destroy(&p->finished);
+	pthread_mutex_destroy(&p->lock);
+	free(p->threads);
+	free(p);
+}

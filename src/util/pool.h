@@ -1,0 +1,34 @@
+/*
+ * A fixed pool of worker threads running submitted jobs in FIFO order.
+ * Each job gets the index of the worker running it (0..threads-1), so
+ * callers can keep per-worker state (encoders, buffers) without locks.
+ * Completion is signalled per job through pool_job.done; pool_wait()
+ * blocks until a given job has finished.
+ */
+#ifndef EK_UTIL_POOL_H
+#define EK_UTIL_POOL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+struct pool;
+
+struct pool_job {
+	void (*run)(struct pool_job *job, unsigned int worker);
+	struct pool_job *next;   /* queue link, owned by the pool */
+	bool done;               /* set under the pool lock */
+};
+
+/* threads >= 1.  Returns 0 or -errno. */
+int pool_create(unsigned int threads, struct pool **out);
+void pool_submit(struct pool *p, struct pool_job *job);
+/* Wait until job has run. */
+void pool_wait(struct pool *p, struct pool_job *job);
+/* Wait until some job finishes (or return at once if none is pending). */
+void pool_wait_any(struct pool *p);
+/* Finish queued jobs, join the threads, free. */
+void pool_destroy(struct pool *p);
+
+unsigned int pool_online_cpus(void);
+
+#endif

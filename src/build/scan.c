@@ -172,7 +172,8 @@ retry:
 		n->xattrs = grown;
 		n->xattrs[n->nxattrs++] = x;
 	}
-	qsort(n->xattrs, n->nxattrs, sizeof(*n->xattrs), cmp_xattr_ptr);
+	if (n->nxattrs)
+		qsort(n->xattrs, n->nxattrs, sizeof(*n->xattrs), cmp_xattr_ptr);
 out:
 	free(names);
 	free(value);
@@ -317,7 +318,8 @@ static int scan_children(struct build *b, struct binode *dir, const char *path)
 	closedir(d);
 	if (ret)
 		return ret;
-	qsort(dir->children, dir->nchildren, sizeof(*dir->children), cmp_dentry);
+	if (dir->nchildren)
+		qsort(dir->children, dir->nchildren, sizeof(*dir->children), cmp_dentry);
 
 	for (i = 0; i < dir->nchildren && !ret; i++) {
 		struct bdentry *e = &dir->children[i];

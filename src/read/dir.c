@@ -165,8 +165,12 @@ int ek_lookup_child(ek_inode *dir, const char *name, size_t name_len,
 int ek_lookup(ek_image *img, const char *path, ek_nid *out, ek_error *err)
 {
 	ek_nid nid = img->sb.root_nid;
+	size_t len = strlen(path);
 	const char *p = path;
 	int ret;
+
+	if (!len)
+		return ek_fail(err, -ENOENT, "empty path");
 
 	while (*p) {
 		const char *end;
@@ -190,6 +194,19 @@ int ek_lookup(ek_image *img, const char *path, ek_nid *out, ek_error *err)
 			return ret;
 		}
 		p = end;
+	}
+	/* "file/" names a directory or nothing. */
+	if (path[len - 1] == '/' && nid != img->sb.root_nid) {
+		ek_inode *last;
+
+		ret = inode_load(img, nid, &last, err);
+		if (ret)
+			return ret;
+		ret = S_ISDIR(last->raw.mode) ? 0 :
+		      ek_fail(err, -ENOTDIR, "%s: not a directory", path);
+		ek_inode_put(last);
+		if (ret)
+			return ret;
 	}
 	*out = nid;
 	return 0;

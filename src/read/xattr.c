@@ -287,7 +287,12 @@ ssize_t ek_xattr_get(ek_inode *inode, const char *name, void *buf,
 		     size_t size, ek_error *err)
 {
 	struct get_ctx g = { name, strlen(name), buf, size, -ENODATA };
-	int ret = ek_xattr_iterate(inode, get_one, &g, err);
+	int ret;
+
+	/* As the VFS: names longer than XATTR_NAME_MAX are out of range. */
+	if (g.name_len > 255)
+		return ek_fail(err, -ERANGE, "xattr name of %zu bytes is too long", g.name_len);
+	ret = ek_xattr_iterate(inode, get_one, &g, err);
 
 	if (ret < 0)
 		return ret;

@@ -64,3 +64,29 @@ expect_exit() {
 	"$@" || got=$?
 	[ "$got" -eq "$want" ] || fail "expected exit $want, got $got: $*"
 }
+
+# The fixture tree without its 5 GiB sparse file (which only slows down
+# hashing through a mount), and its manifest.
+make_compact_tree() {
+	make_fixture_tree "$1"
+	rm -f "$1/sparse/sparse-5g.bin"
+	manifest "$1" "$2"
+}
+
+# kernel_check IMAGE EXPECTED_MANIFEST WHAT: mount, compare, unmount.
+kernel_check() {
+	local mnt=$T/mnt.$$
+	kmount "$1" "$mnt"
+	manifest "$mnt" "$T/kernel.json"
+	kumount "$mnt"
+	same_manifest "$2" "$T/kernel.json" "kernel view of $3"
+}
+
+# extract_check IMAGE EXPECTED_MANIFEST WHAT: erofskit fsck --extract agrees.
+extract_check() {
+	rm -rf "$T/extract"
+	"$EROFSKIT" fsck -q --extract "$T/extract" "$1" || fail "fsck --extract of $3"
+	manifest "$T/extract" "$T/extract.json"
+	same_manifest "$2" "$T/extract.json" "erofskit extraction of $3"
+	rm -rf "$T/extract"
+}

@@ -228,20 +228,29 @@ void bcompressed_free(struct bcompressed *z)
 
 /* ------------------------------------------------------------ finishing */
 
-/* Blocks the file would take uncompressed (an inline tail takes none). */
-static uint64_t flat_blocks(const struct build *b, const struct binode *n)
+/*
+ * Compression is kept when it takes fewer bytes in all: data blocks plus
+ * metadata (an uncompressed file's inline tail, a compressed file's
+ * index, about 2 bytes per block plus a header).  On a tie the file stays
+ * uncompressed: it reads faster.
+ */
+static uint64_t flat_bytes(const struct build *b, const struct binode *n)
 {
 	uint64_t tail = n->size % b->blksz;
 
 	if (tail && binode_core_size(n) + n->xattr_size + tail <= b->blksz)
-		return n->size / b->blksz;
-	return div_round_up_u64(n->size, b->blksz);
+		return n->size;     /* full blocks, tail inline */
+	return round_up_u64(n->size, b->blksz);
 }
 
 bool zfile_worthwhile(const struct zbuilder *zb, const struct zfile *f,
 		      uint64_t more_blocks)
 {
-	return f->blocks + more_blocks < flat_blocks(zb->b, f->n);
+	const struct build *b = zb->b;
+	uint64_t index = 16 + 2 * div_round_up_u64(f->n->size, b->blksz);
+
+	return ((f->blocks + more_blocks) << b->blkszbits) + index <
+	       flat_bytes(b, f->n);
 }
 
 static int build_index(struct zbuilder *zb, struct zfile *f)

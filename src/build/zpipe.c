@@ -18,7 +18,8 @@
 #include "build/zinternal.h"
 #include "util/error.h"
 
-#define WINDOW_BYTES (128ull << 20)
+#define WINDOW_BYTES (64ull << 20)   /* input bytes in flight */
+#define WINDOW_TASKS_PER_WORKER 32
 
 static void run_job(struct pool_job *job, unsigned int worker)
 {
@@ -129,7 +130,7 @@ static void drop_queue(struct zbuilder *zb)
 
 static int enqueue(struct zbuilder *zb, struct ztask *t)
 {
-	unsigned int window = zb->workers * 4;
+	unsigned int window = zb->workers * WINDOW_TASKS_PER_WORKER;
 	int ret = 0;
 
 	/* Keep the window bounded: commit the oldest before adding more. */

@@ -1,6 +1,7 @@
 /* Shared helpers of the subcommands. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -120,20 +121,65 @@ void cli_progress_done(struct cli_progress *p)
 	p->drawn = false;
 }
 
+/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0. */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+	size_t len, i;
+	uint32_t cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if ((p[0] & 0xE0) == 0xC0) {
+		len = 2;
+		cp = p[0] & 0x1F;
+	} else if ((p[0] & 0xF0) == 0xE0) {
+		len = 3;
+		cp = p[0] & 0x0F;
+	} else if ((p[0] & 0xF8) == 0xF0) {
+		len = 4;
+		cp = p[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3F);
+	}
+	/* No overlong forms, no surrogates, nothing past U+10FFFF. */
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+	    (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+	    (cp >= 0xD800 && cp <= 0xDFFF))
+		return 0;
+	return len;
+}
+
 void cli_json_string(FILE *f, const char *s, size_t len)
 {
-	size_t i;
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
 
 	fputc('"', f);
-	for (i = 0; i < len; i++) {
-		unsigned char ch = (unsigned char)s[i];
+	while (i < len) {
+		unsigned char ch = p[i];
+		size_t n = utf8_len(p + i, len - i);
 
-		if (ch == '"' || ch == '\\')
+		if (ch == '"' || ch == '\\') {
 			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20 || ch == 0x7F)
+		} else if (ch < 0x20 || ch == 0x7F) {
 			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);   /* UTF-8 passes through; other bytes too */
+		} else if (n == 0) {
+			/* Not UTF-8: the byte as a lone surrogate U+DC80..U+DCFF,
+			 * which is how Python's os.fsdecode() spells it, so the
+			 * name survives a round trip. */
+			fprintf(f, "\\udc%02x", ch);
+			n = 1;
+		} else {
+			fwrite(p + i, 1, n, f);
+		}
+		i += n ? n : 1;
 	}
 	fputc('"', f);
 }

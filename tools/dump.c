@@ -155,7 +155,8 @@ static int dump_super(ek_image *img, bool json)
 	printf("UUID:                %s\n", uuid);
 	printf("Label:               %s\n", sb.volume_name);
 	printf("Features:            %s\n", features);
-	printf("Algorithms:          %s\n", *algs && sb.feature_incompat ? algs : "none");
+	printf("Algorithms:          %s\n",
+	       sb.compressed && *algs ? algs : "none");
 	if (sb.checksum_present)
 		printf("Checksum:            0x%08x (verified)\n", sb.checksum);
 	if (sb.packed_nid)
@@ -364,6 +365,12 @@ static int dump_ls(ek_image *img, const char *path, bool json, ek_error *err)
 		ret = ek_inode_get(img, nid, &dir, err);
 	if (ret)
 		return ret;
+	if (!S_ISDIR(ek_inode_stat(dir)->mode)) {
+		ek_inode_put(dir);
+		err->code = -ENOTDIR;
+		snprintf(err->message, sizeof(err->message), "%s: not a directory", path);
+		return err->code;
+	}
 	if (json)
 		printf("[");
 	ret = ek_readdir(dir, 0, ls_entry, &l, err);

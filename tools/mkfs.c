@@ -204,6 +204,10 @@ int cmd_mkfs(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (o.pcluster_size && o.compressor == EK_COMPRESS_NONE) {
+		cli_error(CMD, "-C sets the compressed cluster size: it needs -z");
+		return EXIT_USAGE;
+	}
 	if (argc - optind != 2) {
 		cli_error(CMD, "expected IMAGE and SOURCE_DIR");
 		usage(stderr);

@@ -83,7 +83,8 @@ typedef struct ek_super_info {
 	uint64_t xattr_blkaddr;
 	uint8_t uuid[16];
 	char volume_name[17];
-	uint16_t compr_algs;      /* bitmap of algorithm ids used */
+	uint16_t compr_algs;      /* bitmap of algorithm ids available */
+	int compressed;           /* declares compression (0padding/configs) */
 	uint16_t lz4_max_distance;
 	uint16_t extra_devices;
 	uint8_t xattr_prefix_count;

@@ -254,14 +254,15 @@ static int write_regular(struct build *b, struct binode *n, uint8_t *buf)
 {
 	int fd, ret;
 
-	if (n->size == 0) {
-		n->layout = EROFS_LAYOUT_FLAT_PLAIN;
-		return 0;
-	}
+	/* Even an empty file is opened: it must still be readable and
+	 * still be empty (a file that only looks empty, as in /proc, is not). */
 	ret = source_open(b, n, &fd);
 	if (ret)
 		return ret;
-	ret = n->chunks ? write_chunked(b, n, fd, buf) : write_flat(b, n, fd, buf);
+	if (n->size == 0)
+		n->layout = EROFS_LAYOUT_FLAT_PLAIN;
+	else
+		ret = n->chunks ? write_chunked(b, n, fd, buf) : write_flat(b, n, fd, buf);
 	if (!ret)
 		ret = source_check_unchanged(b, n, fd);
 	close(fd);

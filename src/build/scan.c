@@ -388,7 +388,8 @@ int scan_source(struct build *b)
 	struct stat st;
 	int ret;
 
-	if (lstat(b->source, &st) < 0)
+	/* The source itself may be a symlink to a directory. */
+	if (stat(b->source, &st) < 0)
 		return ek_fail(b->err, -errno, "%s: %s", b->source, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
 		return ek_fail(b->err, -ENOTDIR, "%s: not a directory", b->source);

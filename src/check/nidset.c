@@ -55,9 +55,34 @@ void nidset_free(struct nidset *s)
 	size_t i;
 
 	for (i = 0; i < s->cap; i++)
-		if (s->slots[i].used)
+		if (s->slots[i].used) {
 			free(s->slots[i].first_path);
+			free(s->slots[i].min_path);
+		}
 	free(s->slots);
 	s->slots = NULL;
 	s->cap = s->used = 0;
+}
+
+int path_cmp(const char *a, const char *b)
+{
+	const unsigned char *x = (const unsigned char *)a;
+	const unsigned char *y = (const unsigned char *)b;
+
+	while (*x && *x == *y) {
+		x++;
+		y++;
+	}
+	if (*x == *y)
+		return 0;
+	if (!*x)
+		return -1;
+	if (!*y)
+		return 1;
+	/* '/' ends a component: it sorts before any byte of a name. */
+	if (*x == '/')
+		return -1;
+	if (*y == '/')
+		return 1;
+	return *x < *y ? -1 : 1;
 }

@@ -9,11 +9,17 @@
 
 struct nid_entry {
 	uint64_t nid;
-	char *first_path;     /* relative path of the first name; may be NULL */
+	char *first_path;     /* path of the name that claimed it (walked or
+	                         extracted under) */
+	char *min_path;       /* smallest of its names in walk order: reports */
+	uint32_t mode;        /* type bits of the inode, 0 until loaded */
 	bool used;
 	bool is_dir;
 	bool extracted;       /* the first name was created successfully */
 };
+
+/* Walk order of paths: component by component, so "/a/x" < "/a-b". */
+int path_cmp(const char *a, const char *b);
 
 struct nidset {
 	struct nid_entry *slots;

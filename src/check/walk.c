@@ -1,70 +1,34 @@
 /*
- * The checker: a depth-first walk from the root that validates every
- * directory (dots, names, order, types), every inode and its xattrs, and
- * reads every byte of every file; with an extract directory it recreates
- * the tree as it goes (contents first, then owner/mode/xattrs/times;
- * a directory's own metadata after all of its children).
- *
- * A problem is reported and the walk goes on with the next entry; an
- * extraction failure (the target's, not the image's) stops it.
+ * The directory walk: one job per directory.  A job validates the
+ * directory (blocks, names, order, dots), claims each entry's inode (the
+ * first name to reach an inode owns it: its data is checked and extracted
+ * once; later names become hard links), checks and creates the leaves it
+ * owns, queues its subdirectories as jobs and its regular files as data
+ * work, and defers its own metadata to the end.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "check/extract.h"
-#include "check/nidset.h"
-#include "erofskit/check.h"
+#include "check/checker.h"
 #include "util/error.h"
 
-#define READ_CHUNK (1u << 20)
 #define MAX_DEPTH 2048
 
-struct checker {
-	ek_image *img;
-	const ek_check_options *o;
-	ek_check_stats *st;
-	struct nidset seen;
-	bool extracting;
-	struct extractor x;
-	bool stop;             /* an extraction failure: give up */
-	ek_error fatal;        /* the failure that stopped us */
-	uint8_t *buf;
+struct dir_job {
+	struct pool_job job;
+	struct checker *c;
+	uint64_t nid, parent;
+	char *path;          /* "" for the root, else "/a/b" */
+	unsigned int depth;
 };
-
-void ek_check_options_init(ek_check_options *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->preserve_owner = -1;
-}
-
-static void problem(struct checker *c, const char *path, ek_nid nid, int code,
-		    const char *msg)
-{
-	c->st->problems++;
-	if (c->o->problem)
-		c->o->problem(c->o->problem_ctx, path, nid, code, msg);
-}
-
-/* An extraction (target-side) failure: report and stop the walk. */
-static void io_failure(struct checker *c, const char *path, ek_error *e)
-{
-	c->st->io_errors++;
-	if (!c->stop) {
-		c->stop = true;
-		c->fatal = *e;
-		ek_error_prefix(&c->fatal, "%s: ", path);
-	}
-}
 
 struct entry {
 	char *name;
-	uint16_t name_len;
-	ek_nid nid;
+	uint64_t nid;
 	unsigned int type;
 };
 
@@ -93,7 +57,6 @@ static int collect_entry(void *ctx, const ek_dirent *d)
 		return -ENOMEM;
 	memcpy(e->name, d->name, d->name_len);
 	e->name[d->name_len] = '\0';
-	e->name_len = (uint16_t)d->name_len;
 	e->nid = d->nid;
 	e->type = d->type;
 	es->n++;
@@ -123,7 +86,6 @@ static unsigned int type_of_mode(uint32_t mode)
 	}
 }
 
-/* "" + "/" + name, for reports ("/a/b") and relative extraction paths. */
 static char *child_path(const char *parent, const char *name)
 {
 	size_t a = strlen(parent), b = strlen(name);
@@ -137,365 +99,297 @@ static char *child_path(const char *parent, const char *name)
 	return p;
 }
 
-/* Read every byte (holes are skipped), writing to fd when fd >= 0. */
-static int read_file(struct checker *c, ek_inode *inode, int fd,
-		     const char *path, ek_error *e)
+/*
+ * Claim an inode for a name: *owner when this name is the first.  Entries
+ * move when the set grows, so no pointer to one outlives the lock: callers
+ * get a yes/no and come back by nid.
+ */
+static int claim(struct checker *c, uint64_t nid, const char *path, bool *owner)
 {
-	const ek_stat *st = ek_inode_stat(inode);
-	uint64_t off = 0;
+	struct nid_entry *e;
+	int ret = 0;
 
-	while (off < st->size) {
-		ek_extent ext;
-		uint64_t end;
-		int ret = ek_map(inode, off, &ext, e);
-
-		if (ret)
-			return ret;
-		if (ext.logical + ext.length <= off || ext.logical > off)
-			return ek_fail(e, -EUCLEAN, "extent map does not cover offset %llu",
-				       (unsigned long long)off);
-		end = ext.logical + ext.length;
-		if (end > st->size)
-			end = st->size;
-		if (ext.kind == EK_EXTENT_HOLE) {
-			off = end;
-			continue;
-		}
-		while (off < end) {
-			size_t n = end - off < READ_CHUNK ? (size_t)(end - off) : READ_CHUNK;
-			ssize_t got = ek_read(inode, c->buf, n, off, e);
-
-			if (got < 0)
-				return (int)got;
-			if ((size_t)got != n)
-				return ek_fail(e, -EUCLEAN, "short read at offset %llu",
-					       (unsigned long long)off);
-			if (fd >= 0) {
-				ek_error w;
-
-				if (extract_write(fd, c->buf, n, off, &w)) {
-					io_failure(c, path, &w);
-					return 1;
-				}
-			}
-			c->st->bytes += n;
-			off += n;
-			if (c->o->progress)
-				c->o->progress(c->o->progress_ctx, c->st->bytes, 0);
+	pthread_mutex_lock(&c->lock);
+	e = nidset_get(&c->seen, nid, owner);
+	if (!e) {
+		ret = -ENOMEM;
+	} else {
+		if (*owner)
+			e->first_path = strdup(path);
+		if (!e->min_path || path_cmp(path, e->min_path) < 0) {
+			free(e->min_path);
+			e->min_path = strdup(path);
 		}
 	}
-	if (fd >= 0 && ftruncate(fd, (off_t)st->size) < 0) {
-		ek_error w;
+	pthread_mutex_unlock(&c->lock);
+	return ret;
+}
 
-		ek_fail(&w, -errno, "cannot set size: %s", strerror(errno));
-		io_failure(c, path, &w);
-		return 1;
+static void set_entry_mode(struct checker *c, uint64_t nid, uint32_t mode,
+			   bool extracted)
+{
+	struct nid_entry *e;
+	bool fresh;
+
+	pthread_mutex_lock(&c->lock);
+	e = nidset_get(&c->seen, nid, &fresh);
+	if (e) {
+		e->mode = mode;
+		e->is_dir = S_ISDIR(mode);
+		e->extracted = extracted;
 	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void run_dir(struct pool_job *job, unsigned int worker);
+
+static int queue_dir(struct checker *c, unsigned int worker, uint64_t nid,
+		     uint64_t parent, const char *path, unsigned int depth)
+{
+	struct dir_job *d = calloc(1, sizeof(*d));
+
+	if (!d || !(d->path = strdup(path))) {
+		free(d);
+		return -ENOMEM;
+	}
+	d->c = c;
+	d->nid = nid;
+	d->parent = parent;
+	d->depth = depth;
+	d->job.run = run_dir;
+	d->job.detached = true;
+	check_submit(c, &d->job, worker);
 	return 0;
 }
 
-/* Check one non-directory inode and create it under dirfd. */
-static void visit_leaf(struct checker *c, ek_inode *inode, int dirfd,
-		       const char *name, const char *path, struct nid_entry *ne)
+/* A symlink, device, fifo or socket: check it, create it. */
+static void visit_leaf(struct checker *c, int dirfd, const char *name,
+		       const char *path, ek_inode *inode)
 {
 	const ek_stat *st = ek_inode_stat(inode);
 	struct xattr_list xl = { 0 };
+	bool made = false;
 	ek_error e;
-	int fd = -1, ret;
+	int ret;
 
 	ret = xattr_list_collect(inode, &xl, &e);
 	if (ret) {
-		problem(c, path, st->nid, ret, e.message);
+		check_problem_inode(c, path, st->nid, ret, e.message);
 		goto out;
 	}
-	if (S_ISREG(st->mode)) {
-		c->st->regular_files++;
-		if (dirfd >= 0 && extract_create(&c->x, dirfd, name, &fd, &e)) {
-			io_failure(c, path, &e);
-			goto out;
-		}
-		ret = read_file(c, inode, fd, path, &e);
-		if (fd >= 0)
-			close(fd);
-		if (ret) {
-			if (ret < 0)
-				problem(c, path, st->nid, ret, e.message);
-			goto out;
-		}
-	} else if (S_ISLNK(st->mode)) {
+	if (S_ISLNK(st->mode)) {
 		char target[4096];
 		ssize_t len = ek_readlink(inode, target, sizeof(target), &e);
 
 		if (len < 0) {
-			problem(c, path, st->nid, (int)len, e.message);
+			check_problem_inode(c, path, st->nid, (int)len, e.message);
 			goto out;
 		}
-		c->st->bytes += (uint64_t)len;
 		if (dirfd >= 0 && extract_symlink(&c->x, dirfd, name, target, &e)) {
-			io_failure(c, path, &e);
+			check_io_failure(c, path, &e);
 			goto out;
 		}
 	} else if (dirfd >= 0 && extract_special(&c->x, dirfd, name, st, &e)) {
-		io_failure(c, path, &e);
+		check_io_failure(c, path, &e);
 		goto out;
 	}
 	if (dirfd >= 0) {
 		if (extract_set_meta(&c->x, dirfd, name, st, &xl, &e))
-			io_failure(c, path, &e);
+			check_io_failure(c, path, &e);
 		else
-			ne->extracted = true;
+			made = true;
 	}
 out:
+	set_entry_mode(c, st->nid, st->mode, made);
 	xattr_list_free(&xl);
 }
 
-static void walk_dir(struct checker *c, ek_inode *dir, ek_nid parent,
-		     const char *path, unsigned int depth);
-
-/* Directory entries other than "." and "..": validate, recurse, create. */
-static void visit_children(struct checker *c, ek_inode *dir, struct entries *es,
-			   const char *path, unsigned int depth)
+static void check_dots(struct checker *c, const struct entries *es,
+		       const ek_stat *st, uint64_t parent, const char *shown)
 {
-	const char *rel = path[0] == '/' ? path + 1 : path;
-	ek_nid self = ek_inode_stat(dir)->nid;
-	int dirfd = -1;
-	size_t i;
-	ek_error e;
-
-	if (c->extracting && extract_open_dir(&c->x, rel, &dirfd, &e)) {
-		io_failure(c, path, &e);
-		return;
-	}
-	/* First pass: leaves and directory creation; subdirectories are
-	 * walked afterwards so that only one descriptor is open per level. */
-	for (i = 0; i < es->n && !c->stop; i++) {
-		struct entry *en = &es->v[i];
-		char *cpath;
-		struct nid_entry *ne;
-		ek_inode *child;
-		bool fresh;
-		int ret;
-
-		if (!strcmp(en->name, ".") || !strcmp(en->name, ".."))
-			continue;
-		cpath = child_path(path, en->name);
-		if (!cpath) {
-			problem(c, path, self, -ENOMEM, "out of memory");
-			break;
-		}
-		ne = nidset_get(&c->seen, en->nid, &fresh);
-		if (!ne) {
-			problem(c, cpath, en->nid, -ENOMEM, "out of memory");
-			free(cpath);
-			break;
-		}
-		if (!fresh) {
-			if (ne->is_dir || en->type == EK_FT_DIR) {
-				problem(c, cpath, en->nid, -EUCLEAN,
-					"directory reached twice (a loop or a hard-linked directory)");
-			} else if (dirfd >= 0 && ne->extracted) {
-				if (extract_link(&c->x, dirfd, en->name, ne->first_path, &e))
-					io_failure(c, cpath, &e);
-			}
-			free(cpath);
-			continue;
-		}
-		ret = ek_inode_get(c->img, en->nid, &child, &e);
-		if (ret) {
-			problem(c, cpath, en->nid, ret, e.message);
-			free(cpath);
-			continue;
-		}
-		c->st->inodes++;
-		ne->is_dir = S_ISDIR(ek_inode_stat(child)->mode);
-		if (type_of_mode(ek_inode_stat(child)->mode) != en->type) {
-			char msg[128];
-
-			snprintf(msg, sizeof(msg),
-				 "directory entry type %u does not match the inode's mode 0%o",
-				 en->type, ek_inode_stat(child)->mode);
-			problem(c, cpath, en->nid, -EUCLEAN, msg);
-			ek_inode_put(child);
-			free(cpath);
-			continue;
-		}
-		if (ne->is_dir) {
-			if (dirfd >= 0 && extract_mkdir(&c->x, dirfd, en->name, &e))
-				io_failure(c, cpath, &e);
-		} else {
-			ne->first_path = strdup(cpath + 1);
-			visit_leaf(c, child, dirfd, en->name, cpath, ne);
-		}
-		ek_inode_put(child);
-		free(cpath);
-	}
-	if (dirfd >= 0)
-		close(dirfd);
-
-	/* Second pass: subdirectories, each followed by its own metadata. */
-	for (i = 0; i < es->n && !c->stop; i++) {
-		struct entry *en = &es->v[i];
-		struct nid_entry *ne;
-		ek_inode *child;
-		char *cpath;
-		bool fresh;
-
-		if (en->type != EK_FT_DIR || !strcmp(en->name, ".") ||
-		    !strcmp(en->name, ".."))
-			continue;
-		ne = nidset_get(&c->seen, en->nid, &fresh);
-		if (!ne || !ne->is_dir || ne->extracted)
-			continue;   /* reported in the first pass */
-		/* For directories `extracted` means "walked": once only. */
-		ne->extracted = true;
-		if (ek_inode_get(c->img, en->nid, &child, &e))
-			continue;
-		cpath = child_path(path, en->name);
-		if (cpath)
-			walk_dir(c, child, self, cpath, depth + 1);
-		free(cpath);
-		ek_inode_put(child);
-	}
-}
-
-static void walk_dir(struct checker *c, ek_inode *dir, ek_nid parent,
-		     const char *path, unsigned int depth)
-{
-	const ek_stat *st = ek_inode_stat(dir);
-	struct entries es = { 0 };
-	struct xattr_list xl = { 0 };
 	unsigned int dots = 0, dotdots = 0;
-	const char *shown = *path ? path : "/";
-	ek_error e;
 	size_t i;
-	int ret;
 
-	c->st->directories++;
-	if (depth > MAX_DEPTH) {
-		problem(c, shown, st->nid, -EUCLEAN, "directory tree deeper than 2048 levels");
-		return;
-	}
-	ret = xattr_list_collect(dir, &xl, &e);
-	if (ret) {
-		problem(c, shown, st->nid, ret, e.message);
-		xattr_list_free(&xl);
-	}
-	ret = ek_readdir(dir, 0, collect_entry, &es, &e);
-	if (ret) {
-		problem(c, shown, st->nid, ret,
-			ret == -ENOMEM ? "out of memory" : e.message);
-		goto out;
-	}
-	for (i = 0; i < es.n; i++) {
+	for (i = 0; i < es->n; i++) {
 		char msg[160];
 
-		if (!strcmp(es.v[i].name, ".")) {
+		if (!strcmp(es->v[i].name, ".")) {
 			dots++;
-			if (es.v[i].nid != st->nid) {
-				snprintf(msg, sizeof(msg), "\".\" points to nid %llu, not to the directory itself",
-					 (unsigned long long)es.v[i].nid);
-				problem(c, shown, st->nid, -EUCLEAN, msg);
+			if (es->v[i].nid != st->nid) {
+				snprintf(msg, sizeof(msg),
+					 "\".\" points to nid %llu, not to the directory itself",
+					 (unsigned long long)es->v[i].nid);
+				check_problem_entry(c, shown, st->nid, -EUCLEAN, msg);
 			}
-		} else if (!strcmp(es.v[i].name, "..")) {
+		} else if (!strcmp(es->v[i].name, "..")) {
 			dotdots++;
-			if (es.v[i].nid != parent) {
-				snprintf(msg, sizeof(msg), "\"..\" points to nid %llu, not to the parent %llu",
-					 (unsigned long long)es.v[i].nid,
+			if (es->v[i].nid != parent) {
+				snprintf(msg, sizeof(msg),
+					 "\"..\" points to nid %llu, not to the parent %llu",
+					 (unsigned long long)es->v[i].nid,
 					 (unsigned long long)parent);
-				problem(c, shown, st->nid, -EUCLEAN, msg);
+				check_problem_entry(c, shown, st->nid, -EUCLEAN, msg);
 			}
 		}
 	}
 	if (dots != 1 || dotdots != 1)
-		problem(c, shown, st->nid, -EUCLEAN, "directory lacks \".\" or \"..\"");
-	visit_children(c, dir, &es, path, depth);
-	/* A directory's own metadata last, so that creating its children
-	 * does not disturb its mtime and a default ACL does not leak into
-	 * the children. */
-	if (c->extracting && !c->stop) {
-		const char *rel = *path ? path + 1 : "";
-		const char *slash = strrchr(rel, '/');
-		char parent_rel[4096];
-		int pfd;
-
-		if (!*rel) {
-			if (extract_set_meta(&c->x, c->x.rootfd, ".", st, &xl, &e))
-				io_failure(c, shown, &e);
-		} else if ((size_t)(slash ? slash - rel : 0) < sizeof(parent_rel)) {
-			size_t plen = slash ? (size_t)(slash - rel) : 0;
-
-			memcpy(parent_rel, rel, plen);
-			parent_rel[plen] = '\0';
-			if (extract_open_dir(&c->x, parent_rel, &pfd, &e)) {
-				io_failure(c, shown, &e);
-			} else {
-				if (extract_set_meta(&c->x, pfd, slash ? slash + 1 : rel,
-						     st, &xl, &e))
-					io_failure(c, shown, &e);
-				close(pfd);
-			}
-		}
-	}
-out:
-	free_entries(&es);
-	xattr_list_free(&xl);
+		check_problem_entry(c, shown, st->nid, -EUCLEAN,
+				    "directory lacks \".\" or \"..\"");
 }
 
-int ek_check(ek_image *img, const ek_check_options *opts,
-	     ek_check_stats *stats, ek_error *err)
+/* One entry other than "." and "..". */
+static void visit_entry(struct checker *c, struct dir_job *d, unsigned int worker,
+			int dirfd, const struct entry *en, struct file_batch **batch)
 {
-	struct checker c = { .img = img, .o = opts };
-	ek_check_options defaults;
-	ek_check_stats local;
-	struct timespec t0, t1;
-	struct nid_entry *ne;
-	ek_inode *root;
-	bool fresh;
+	char *cpath = child_path(d->path, en->name);
+	ek_inode *child = NULL;
+	bool owner;
 	ek_error e;
 	int ret;
 
-	if (!opts) {
-		ek_check_options_init(&defaults);
-		c.o = &defaults;
+	if (!cpath) {
+		check_problem_entry(c, d->path, d->nid, -ENOMEM, "out of memory");
+		return;
 	}
-	c.st = stats ? stats : &local;
-	memset(c.st, 0, sizeof(*c.st));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	c.x.rootfd = -1;
-	c.buf = malloc(READ_CHUNK);
-	if (!c.buf)
-		return ek_fail(err, -ENOMEM, "out of memory");
-	if (c.o->extract_dir) {
-		ret = extract_init(&c.x, c.o->extract_dir, err);
-		if (ret) {
-			free(c.buf);
-			return ret;
-		}
-		c.extracting = true;
-		c.x.overwrite = c.o->overwrite;
-		c.x.owner = c.o->preserve_owner < 0 ? geteuid() == 0
-						     : c.o->preserve_owner > 0;
-		c.x.xattrs = !c.o->no_xattrs;
+	if (claim(c, en->nid, cpath, &owner)) {
+		check_problem_entry(c, cpath, en->nid, -ENOMEM, "out of memory");
+		goto out;
 	}
-	ret = ek_inode_get(img, ek_root_nid(img), &root, &e);
+	if (!owner) {
+		if (en->type == EK_FT_DIR)
+			check_defer_dupdir(c, en->nid, cpath);
+		else if (c->extracting)
+			check_defer_link(c, en->nid, cpath);
+		goto out;
+	}
+	ret = ek_inode_get(c->img, en->nid, &child, &e);
 	if (ret) {
-		problem(&c, "/", ek_root_nid(img), ret, e.message);
-	} else {
-		c.st->inodes++;
-		ne = nidset_get(&c.seen, ek_root_nid(img), &fresh);
-		if (ne)
-			ne->is_dir = true;
-		walk_dir(&c, root, ek_root_nid(img), "", 0);
-		ek_inode_put(root);
+		check_problem_inode(c, cpath, en->nid, ret, e.message);
+		goto out;
 	}
-	ret = 0;
-	if (c.stop)
-		ret = ek_fail(err, c.fatal.code ? c.fatal.code : -EIO, "%s", c.fatal.message);
-	extract_fini(&c.x);
-	nidset_free(&c.seen);
-	free(c.buf);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	c.st->seconds = (double)(t1.tv_sec - t0.tv_sec) +
-			(double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	return ret;
+	atomic_fetch_add(&c->inodes, 1);
+	if (type_of_mode(ek_inode_stat(child)->mode) != en->type) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg),
+			 "directory entry type %u does not match the inode's mode 0%o",
+			 en->type, ek_inode_stat(child)->mode);
+		check_problem_entry(c, cpath, en->nid, -EUCLEAN, msg);
+		set_entry_mode(c, en->nid, ek_inode_stat(child)->mode, false);
+		goto out;
+	}
+	switch (ek_inode_stat(child)->mode & S_IFMT) {
+	case S_IFDIR:
+		set_entry_mode(c, en->nid, S_IFDIR, false);
+		if (dirfd >= 0 && extract_mkdir(&c->x, dirfd, en->name, &e)) {
+			check_io_failure(c, cpath, &e);
+			break;
+		}
+		if (queue_dir(c, worker, en->nid, d->nid, cpath, d->depth + 1))
+			check_problem_entry(c, cpath, en->nid, -ENOMEM, "out of memory");
+		break;
+	case S_IFREG: {
+		struct xattr_list xl = { 0 };
+
+		set_entry_mode(c, en->nid, S_IFREG, false);
+		atomic_fetch_add(&c->regular_files, 1);
+		ret = xattr_list_collect(child, &xl, &e);
+		if (ret) {
+			check_problem_inode(c, cpath, en->nid, ret, e.message);
+			xattr_list_free(&xl);
+		}
+		check_add_file(c, worker, batch, child, cpath, &xl);
+		child = NULL;   /* the file work owns it now */
+		break;
+	}
+	default:
+		visit_leaf(c, dirfd, en->name, cpath, child);
+		break;
+	}
+out:
+	if (child)
+		ek_inode_put(child);
+	free(cpath);
+}
+
+static void walk_dir(struct checker *c, struct dir_job *d, unsigned int worker)
+{
+	const char *shown = *d->path ? d->path : "/";
+	struct file_batch *batch = NULL;
+	struct entries es = { 0 };
+	struct xattr_list xl = { 0 };
+	ek_inode *dir;
+	int dirfd = -1;
+	size_t i;
+	ek_error e;
+	int ret;
+
+	ret = ek_inode_get(c->img, d->nid, &dir, &e);
+	if (ret) {
+		check_problem_inode(c, shown, d->nid, ret, e.message);
+		return;
+	}
+	atomic_fetch_add(&c->directories, 1);
+	if (d->depth > MAX_DEPTH) {
+		check_problem_entry(c, shown, d->nid, -EUCLEAN,
+				    "directory tree deeper than 2048 levels");
+		goto out;
+	}
+	ret = xattr_list_collect(dir, &xl, &e);
+	if (ret) {
+		check_problem_inode(c, shown, d->nid, ret, e.message);
+		xattr_list_free(&xl);
+	}
+	if (c->extracting &&
+	    check_defer_dir(c, d->path[0] ? d->path + 1 : "", d->depth,
+			    ek_inode_stat(dir), &xl)) {
+		check_problem_entry(c, shown, d->nid, -ENOMEM, "out of memory");
+		goto out;
+	}
+	ret = ek_readdir(dir, 0, collect_entry, &es, &e);
+	if (ret) {
+		check_problem_inode(c, shown, d->nid, ret,
+				    ret == -ENOMEM ? "out of memory" : e.message);
+		goto out;
+	}
+	check_dots(c, &es, ek_inode_stat(dir), d->parent, shown);
+	if (c->extracting &&
+	    extract_open_dir(&c->x, d->path[0] ? d->path + 1 : "", &dirfd, &e)) {
+		check_io_failure(c, shown, &e);
+		goto out;
+	}
+	for (i = 0; i < es.n && !atomic_load(&c->stop); i++) {
+		if (!strcmp(es.v[i].name, ".") || !strcmp(es.v[i].name, ".."))
+			continue;
+		visit_entry(c, d, worker, dirfd, &es.v[i], &batch);
+	}
+	check_flush_batch(c, worker, &batch);
+out:
+	if (dirfd >= 0)
+		close(dirfd);
+	free_entries(&es);
+	xattr_list_free(&xl);
+	ek_inode_put(dir);
+}
+
+static void run_dir(struct pool_job *job, unsigned int worker)
+{
+	struct dir_job *d = (struct dir_job *)job;
+
+	if (!atomic_load(&d->c->stop))
+		walk_dir(d->c, d, worker);
+	free(d->path);
+	free(d);
+}
+
+int check_walk(struct checker *c)
+{
+	uint64_t root = ek_root_nid(c->img);
+	bool owner;
+
+	if (claim(c, root, "", &owner))
+		return -ENOMEM;
+	set_entry_mode(c, root, S_IFDIR, false);
+	atomic_fetch_add(&c->inodes, 1);
+	return queue_dir(c, 0, root, root, "", 0);
 }

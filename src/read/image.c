@@ -345,6 +345,8 @@ void ek_get_super_info(const ek_image *img, ek_super_info *o)
 	memcpy(o->volume_name, sb->volume_name, 16);
 	o->volume_name[16] = '\0';
 	o->compr_algs = img->algorithms;
+	o->compressed = !!(sb->feature_incompat & (EROFS_INCOMPAT_ZERO_PADDING |
+						   EROFS_INCOMPAT_COMPR_CFGS));
 	o->lz4_max_distance = img->zcfg.lz4_max_distance;
 	o->extra_devices = sb->extra_devices;
 	o->xattr_prefix_count = sb->xattr_prefix_count;

@@ -36,14 +36,18 @@ static void *worker_main(void *arg)
 			pthread_cond_wait(&p->work, &p->lock);
 		if (!p->head)
 			break;
+		bool detached;
+
 		job = p->head;
 		p->head = job->next;
 		if (!p->head)
 			p->tail = NULL;
+		detached = job->detached;
 		pthread_mutex_unlock(&p->lock);
 		job->run(job, id);
 		pthread_mutex_lock(&p->lock);
-		job->done = true;
+		if (!detached)
+			job->done = true;
 		p->pending--;
 		pthread_cond_broadcast(&p->finished);
 	}
@@ -123,6 +127,24 @@ void pool_wait_any(struct pool *p)
 	if (p->pending)
 		pthread_cond_wait(&p->finished, &p->lock);
 	pthread_mutex_unlock(&p->lock);
+}
+
+void pool_wait_idle(struct pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	while (p->pending)
+		pthread_cond_wait(&p->finished, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+}
+
+unsigned int pool_pending(struct pool *p)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&p->lock);
+	n = p->pending;
+	pthread_mutex_unlock(&p->lock);
+	return n;
 }
 
 void pool_destroy(struct pool *p)

@@ -17,6 +17,7 @@ struct pool_job {
 	void (*run)(struct pool_job *job, unsigned int worker);
 	struct pool_job *next;   /* queue link, owned by the pool */
 	bool done;               /* set under the pool lock */
+	bool detached;           /* run() frees the job: never touched after */
 };
 
 /* threads >= 1.  Returns 0 or -errno. */
@@ -26,6 +27,10 @@ void pool_submit(struct pool *p, struct pool_job *job);
 void pool_wait(struct pool *p, struct pool_job *job);
 /* Wait until some job finishes (or return at once if none is pending). */
 void pool_wait_any(struct pool *p);
+/* Wait until no job is queued or running (jobs may queue more jobs). */
+void pool_wait_idle(struct pool *p);
+/* Jobs queued or running right now. */
+unsigned int pool_pending(struct pool *p);
 /* Finish queued jobs, join the threads, free. */
 void pool_destroy(struct pool *p);
 

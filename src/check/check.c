@@ -1,0 +1,319 @@
+/*
+ * ek_check(): walk and check everything (in parallel unless one worker is
+ * asked for), then, when extracting, make the hard links and apply the
+ * directories' metadata deepest first; finally report the problems in a
+ * stable order.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check/checker.h"
+#include "util/error.h"
+
+void ek_check_options_init(ek_check_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->preserve_owner = -1;
+}
+
+void check_submit(struct checker *c, struct pool_job *job, unsigned int worker)
+{
+	(void)worker;
+	if (c->pool) {
+		pool_submit(c->pool, job);
+		return;
+	}
+	/* One thread: a FIFO drained by ek_check, not recursion, so deep
+	 * trees cost neither stack nor open descriptors. */
+	job->next = NULL;
+	if (c->inline_tail)
+		c->inline_tail->next = job;
+	else
+		c->inline_head = job;
+	c->inline_tail = job;
+}
+
+static void drain_inline(struct checker *c)
+{
+	while (c->inline_head) {
+		struct pool_job *job = c->inline_head;
+
+		c->inline_head = job->next;
+		if (!c->inline_head)
+			c->inline_tail = NULL;
+		job->run(job, 0);
+	}
+}
+
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	void *g;
+	size_t ncap;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 64;
+	g = realloc(*v, ncap * size);
+	if (!g)
+		return -ENOMEM;
+	*v = g;
+	*cap = ncap;
+	return 0;
+}
+
+static int defer_pair(struct checker *c, struct deferred_link **v, size_t *n,
+		      size_t *cap, uint64_t nid, const char *path)
+{
+	char *p = strdup(path);
+	int ret;
+
+	if (!p)
+		return -ENOMEM;
+	pthread_mutex_lock(&c->lock);
+	ret = grow((void **)v, cap, *n, sizeof(**v));
+	if (!ret) {
+		(*v)[*n].nid = nid;
+		(*v)[*n].path = p;
+		(*n)++;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (ret)
+		free(p);
+	return ret;
+}
+
+int check_defer_link(struct checker *c, uint64_t nid, const char *path)
+{
+	return defer_pair(c, &c->links, &c->nlinks, &c->cap_links, nid, path);
+}
+
+int check_defer_dupdir(struct checker *c, uint64_t nid, const char *path)
+{
+	return defer_pair(c, &c->dupdirs, &c->ndupdirs, &c->cap_dupdirs, nid, path);
+}
+
+int check_defer_dir(struct checker *c, const char *path, unsigned int depth,
+		    const ek_stat *st, struct xattr_list *xl)
+{
+	char *p = strdup(path);
+	int ret;
+
+	if (!p)
+		return -ENOMEM;
+	pthread_mutex_lock(&c->lock);
+	ret = grow((void **)&c->dirs, &c->cap_dirs, c->ndirs, sizeof(*c->dirs));
+	if (!ret) {
+		struct deferred_dir *d = &c->dirs[c->ndirs++];
+
+		d->path = p;
+		d->depth = depth;
+		d->st = *st;
+		d->xl = *xl;
+		memset(xl, 0, sizeof(*xl));
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (ret)
+		free(p);
+	return ret;
+}
+
+/* A directory met under several names: every name but the smallest is
+ * reported, whichever name the walk happened to take. */
+static void report_dupdirs(struct checker *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->ndupdirs; i++) {
+		struct deferred_link *d = &c->dupdirs[i];
+		struct nid_entry *e;
+		const char *path = d->path;
+		bool fresh;
+
+		e = nidset_get(&c->seen, d->nid, &fresh);
+		if (e && e->min_path && e->first_path && !strcmp(e->min_path, d->path))
+			path = e->first_path;
+		check_problem_entry(c, *path ? path : "/", d->nid, -EUCLEAN,
+				    "directory reached twice (a loop or a hard-linked directory)");
+		free(d->path);
+	}
+	free(c->dupdirs);
+	c->dupdirs = NULL;
+}
+
+static int cmp_link(const void *a, const void *b)
+{
+	return path_cmp(((const struct deferred_link *)a)->path,
+			((const struct deferred_link *)b)->path);
+}
+
+static void make_links(struct checker *c)
+{
+	size_t i;
+
+	if (c->nlinks)
+		qsort(c->links, c->nlinks, sizeof(*c->links), cmp_link);
+	for (i = 0; i < c->nlinks; i++) {
+		struct deferred_link *l = &c->links[i];
+		char parent[4096];
+		const char *name;
+		struct nid_entry *e;
+		bool fresh;
+		ek_error err;
+		int pfd;
+
+		if (atomic_load(&c->stop))
+			break;
+		e = nidset_get(&c->seen, l->nid, &fresh);
+		if (!e || !e->first_path || S_ISDIR(e->mode) ||
+		    check_split_path(l->path + 1, parent, sizeof(parent), &name))
+			continue;
+		if (extract_open_dir(&c->x, parent, &pfd, &err)) {
+			check_io_failure(c, l->path, &err);
+			break;
+		}
+		/* A target that could not be created (a problem was
+		 * reported for it) leaves nothing to link to. */
+		if (extract_link(&c->x, pfd, name, e->first_path + 1, &err) &&
+		    err.code != -ENOENT)
+			check_io_failure(c, l->path, &err);
+		close(pfd);
+	}
+}
+
+static int cmp_dir_depth(const void *a, const void *b)
+{
+	const struct deferred_dir *x = a, *y = b;
+
+	if (x->depth != y->depth)
+		return x->depth > y->depth ? -1 : 1;
+	return path_cmp(x->path, y->path);
+}
+
+/* Directories last, deepest first: creating an entry changes its
+ * directory's mtime, and a default ACL must not reach the children. */
+static void finish_dirs(struct checker *c)
+{
+	size_t i;
+
+	if (c->ndirs)
+		qsort(c->dirs, c->ndirs, sizeof(*c->dirs), cmp_dir_depth);
+	for (i = 0; i < c->ndirs && !atomic_load(&c->stop); i++) {
+		struct deferred_dir *d = &c->dirs[i];
+		char parent[4096];
+		const char *name;
+		ek_error err;
+		int pfd;
+
+		if (!*d->path) {
+			if (extract_set_meta(&c->x, c->x.rootfd, ".", &d->st, &d->xl, &err))
+				check_io_failure(c, "/", &err);
+			continue;
+		}
+		if (check_split_path(d->path, parent, sizeof(parent), &name) ||
+		    extract_open_dir(&c->x, parent, &pfd, &err)) {
+			check_io_failure(c, d->path, &err);
+			break;
+		}
+		if (extract_set_meta(&c->x, pfd, name, &d->st, &d->xl, &err))
+			check_io_failure(c, d->path, &err);
+		close(pfd);
+	}
+}
+
+static void free_deferred(struct checker *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nlinks; i++)
+		free(c->links[i].path);
+	free(c->links);
+	for (i = 0; i < c->ndirs; i++) {
+		free(c->dirs[i].path);
+		xattr_list_free(&c->dirs[i].xl);
+	}
+	free(c->dirs);
+}
+
+int ek_check(ek_image *img, const ek_check_options *opts,
+	     ek_check_stats *stats, ek_error *err)
+{
+	struct checker c;
+	ek_check_options defaults;
+	ek_check_stats local;
+	struct timespec t0, t1;
+	unsigned int i, nbufs;
+	int ret = 0;
+
+	memset(&c, 0, sizeof(c));
+	c.img = img;
+	if (!opts) {
+		ek_check_options_init(&defaults);
+		opts = &defaults;
+	}
+	c.o = opts;
+	c.st = stats ? stats : &local;
+	memset(c.st, 0, sizeof(*c.st));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pthread_mutex_init(&c.lock, NULL);
+	c.x.rootfd = -1;
+	c.workers = opts->workers ? opts->workers : pool_online_cpus();
+	nbufs = c.workers;
+	c.bufs = calloc(nbufs, sizeof(*c.bufs));
+	if (!c.bufs) {
+		ret = ek_fail(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if (opts->extract_dir) {
+		ret = extract_init(&c.x, opts->extract_dir, err);
+		if (ret)
+			goto out;
+		c.extracting = true;
+		c.x.overwrite = opts->overwrite;
+		c.x.owner = opts->preserve_owner < 0 ? geteuid() == 0
+						     : opts->preserve_owner > 0;
+		c.x.xattrs = !opts->no_xattrs;
+	}
+	if (c.workers > 1 && pool_create(c.workers, &c.pool)) {
+		ret = ek_fail(err, -EAGAIN, "cannot start %u threads", c.workers);
+		goto out;
+	}
+	ret = check_walk(&c);
+	if (ret) {
+		ret = ek_fail(err, ret, "out of memory");
+		goto out;
+	}
+	if (c.pool)
+		pool_wait_idle(c.pool);
+	else
+		drain_inline(&c);
+	if (c.extracting && !atomic_load(&c.stop)) {
+		make_links(&c);
+		finish_dirs(&c);
+	}
+	report_dupdirs(&c);
+	check_report_problems(&c);
+	if (atomic_load(&c.stop))
+		ret = ek_fail(err, c.fatal.code ? c.fatal.code : -EIO, "%s", c.fatal.message);
+out:
+	pool_destroy(c.pool);
+	for (i = 0; c.bufs && i < nbufs; i++)
+		free(c.bufs[i].data);
+	free(c.bufs);
+	free_deferred(&c);
+	extract_fini(&c.x);
+	nidset_free(&c.seen);
+	pthread_mutex_destroy(&c.lock);
+	c.st->inodes = atomic_load(&c.inodes);
+	c.st->directories = atomic_load(&c.directories);
+	c.st->regular_files = atomic_load(&c.regular_files);
+	c.st->bytes = atomic_load(&c.bytes_done);
+	c.st->io_errors = atomic_load(&c.io_errors);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	c.st->seconds = (double)(t1.tv_sec - t0.tv_sec) +
+			(double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	return ret;
+}

@@ -1,0 +1,349 @@
+/*
+ * Regular files: read every byte (decompressing), and when extracting write
+ * it with positional writes, then the file's metadata.
+ *
+ * Work is measured in bytes, not files or clusters: small files are
+ * gathered into batches of about CHECK_BATCH_BYTES; a big file is cut into
+ * ranges of that size, each a job, sharing one output descriptor.  A
+ * compressed extent belongs to the range holding its first byte, so no
+ * extent is decoded twice; uncompressed data is simply cut.  The last range
+ * to finish completes the file.  Jobs never wait for each other.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check/checker.h"
+#include "util/error.h"
+
+#define PLAIN_STEP (4u << 20)   /* uncompressed data is read in these */
+
+/* A file being processed, possibly by several range jobs. */
+struct file_state {
+	struct checker *c;
+	ek_inode *inode;
+	char *path;                 /* "/a/b" */
+	struct xattr_list xl;
+	int fd;                     /* output, -1 when checking only */
+	atomic_uint pending;        /* range jobs not finished */
+	atomic_bool failed;         /* an image problem was found */
+	pthread_mutex_t lock;       /* first problem's message */
+	int code;
+	char message[EK_ERROR_MESSAGE_MAX];
+};
+
+struct range_job {
+	struct pool_job job;
+	struct file_state *f;
+	uint64_t start, end;
+};
+
+struct file_batch {
+	struct pool_job job;
+	struct checker *c;
+	struct file_state **files;
+	size_t n, cap;
+	uint64_t bytes;
+};
+
+void check_progress(struct checker *c, uint64_t bytes)
+{
+	uint64_t done = atomic_fetch_add(&c->bytes_done, bytes) + bytes;
+
+	if (c->o->progress)
+		c->o->progress(c->o->progress_ctx, done, atomic_load(&c->bytes_total));
+}
+
+int check_split_path(const char *rel, char *parent, size_t size,
+		     const char **name)
+{
+	const char *slash = strrchr(rel, '/');
+	size_t len = slash ? (size_t)(slash - rel) : 0;
+
+	if (len >= size)
+		return -ENAMETOOLONG;
+	memcpy(parent, rel, len);
+	parent[len] = '\0';
+	*name = slash ? slash + 1 : rel;
+	return 0;
+}
+
+static void file_problem(struct file_state *f, int code, const char *msg)
+{
+	pthread_mutex_lock(&f->lock);
+	if (!atomic_load(&f->failed)) {
+		f->code = code;
+		snprintf(f->message, sizeof(f->message), "%s", msg);
+		atomic_store(&f->failed, true);
+	}
+	pthread_mutex_unlock(&f->lock);
+}
+
+static uint8_t *worker_buffer(struct checker *c, unsigned int worker, size_t need)
+{
+	struct worker_buf *b = &c->bufs[worker];
+
+	if (need > b->cap) {
+		uint8_t *p = realloc(b->data, need);
+
+		if (!p)
+			return NULL;
+		b->data = p;
+		b->cap = need;
+	}
+	return b->data;
+}
+
+/* Check (and write) the extents whose data this range owns. */
+static void process_range(struct file_state *f, unsigned int worker,
+			  uint64_t start, uint64_t end)
+{
+	struct checker *c = f->c;
+	uint64_t size = ek_inode_stat(f->inode)->size, off = start;
+	ek_error e;
+
+	while (off < end && !atomic_load(&c->stop) && !atomic_load(&f->failed)) {
+		ek_extent x;
+		uint64_t xend, upto;
+		uint8_t *buf;
+		ssize_t got;
+		int ret = ek_map(f->inode, off, &x, &e);
+
+		if (ret) {
+			file_problem(f, ret, e.message);
+			return;
+		}
+		xend = x.logical + x.length;
+		if (xend <= off || xend > size) {
+			file_problem(f, -EUCLEAN, "extent map does not cover the file");
+			return;
+		}
+		if (x.kind == EK_EXTENT_COMPRESSED) {
+			if (x.logical < start) {   /* the previous range's */
+				off = xend;
+				continue;
+			}
+			upto = xend;               /* ours entirely */
+		} else {
+			upto = xend < end ? xend : end;
+			if (upto - off > PLAIN_STEP)
+				upto = off + PLAIN_STEP;
+		}
+		if (x.kind == EK_EXTENT_HOLE) {
+			check_progress(c, upto - off);
+			off = upto;
+			continue;
+		}
+		buf = worker_buffer(c, worker, (size_t)(upto - off));
+		if (!buf) {
+			file_problem(f, -ENOMEM, "out of memory");
+			return;
+		}
+		got = ek_read(f->inode, buf, (size_t)(upto - off), off, &e);
+		if (got < 0 || (uint64_t)got != upto - off) {
+			file_problem(f, got < 0 ? (int)got : -EUCLEAN,
+				     got < 0 ? e.message : "short read");
+			return;
+		}
+		if (f->fd >= 0 && extract_write(f->fd, buf, (size_t)got, off, &e)) {
+			check_io_failure(c, f->path, &e);
+			return;
+		}
+		check_progress(c, (uint64_t)got);
+		off = upto;
+	}
+}
+
+/* The file's last range is done: size, metadata, report. */
+static void finish_file(struct file_state *f)
+{
+	struct checker *c = f->c;
+	const ek_stat *st = ek_inode_stat(f->inode);
+	ek_error e;
+
+	if (atomic_load(&f->failed))
+		check_problem_inode(c, f->path, st->nid, f->code, f->message);
+	if (f->fd >= 0) {
+		char parent[4096];
+		const char *name;
+		int pfd;
+
+		if (ftruncate(f->fd, (off_t)st->size) < 0) {
+			ek_fail(&e, -errno, "cannot set size: %s", strerror(errno));
+			check_io_failure(c, f->path, &e);
+		}
+		close(f->fd);
+		if (!atomic_load(&c->stop) &&
+		    !check_split_path(f->path + 1, parent, sizeof(parent), &name)) {
+			if (extract_open_dir(&c->x, parent, &pfd, &e)) {
+				check_io_failure(c, f->path, &e);
+			} else {
+				if (extract_set_meta(&c->x, pfd, name, st, &f->xl, &e))
+					check_io_failure(c, f->path, &e);
+				close(pfd);
+			}
+		}
+	}
+	xattr_list_free(&f->xl);
+	ek_inode_put(f->inode);
+	pthread_mutex_destroy(&f->lock);
+	free(f->path);
+	free(f);
+}
+
+static void range_done(struct file_state *f)
+{
+	if (atomic_fetch_sub(&f->pending, 1) == 1)
+		finish_file(f);
+}
+
+static void run_range(struct pool_job *job, unsigned int worker)
+{
+	struct range_job *r = (struct range_job *)job;
+
+	process_range(r->f, worker, r->start, r->end);
+	range_done(r->f);
+	free(r);
+}
+
+/* Create the output file (when extracting) and the shared state. */
+static struct file_state *file_open(struct checker *c, ek_inode *inode,
+				    const char *path, struct xattr_list *xl)
+{
+	struct file_state *f = calloc(1, sizeof(*f));
+	char parent[4096];
+	const char *name;
+	ek_error e;
+	int pfd;
+
+	if (!f || !(f->path = strdup(path))) {
+		free(f);
+		check_problem_entry(c, path, ek_inode_stat(inode)->nid, -ENOMEM, "out of memory");
+		ek_inode_put(inode);
+		xattr_list_free(xl);
+		return NULL;
+	}
+	f->c = c;
+	f->inode = inode;
+	f->xl = *xl;
+	memset(xl, 0, sizeof(*xl));
+	f->fd = -1;
+	pthread_mutex_init(&f->lock, NULL);
+	if (c->extracting) {
+		if (check_split_path(path + 1, parent, sizeof(parent), &name) ||
+		    extract_open_dir(&c->x, parent, &pfd, &e)) {
+			ek_fail(&e, -ENAMETOOLONG, "cannot open the parent directory");
+			check_io_failure(c, path, &e);
+		} else {
+			if (extract_create(&c->x, pfd, name, &f->fd, &e))
+				check_io_failure(c, path, &e);
+			close(pfd);
+		}
+	}
+	return f;
+}
+
+static void run_batch(struct pool_job *job, unsigned int worker)
+{
+	struct file_batch *b = (struct file_batch *)job;
+	size_t i;
+
+	for (i = 0; i < b->n; i++) {
+		struct file_state *f = b->files[i];
+
+		if (!atomic_load(&b->c->stop))
+			process_range(f, worker, 0, ek_inode_stat(f->inode)->size);
+		range_done(f);
+	}
+	free(b->files);
+	free(b);
+}
+
+struct file_batch *check_batch_new(void)
+{
+	struct file_batch *b = calloc(1, sizeof(*b));
+
+	if (b) {
+		b->job.run = run_batch;
+		b->job.detached = true;
+	}
+	return b;
+}
+
+void check_flush_batch(struct checker *c, unsigned int worker,
+		       struct file_batch **batch)
+{
+	struct file_batch *b = *batch;
+
+	*batch = NULL;
+	if (!b)
+		return;
+	/* A little work is done here; more goes to whoever is free. */
+	if (!c->pool || b->bytes < CHECK_SMALL_FILE ||
+	    pool_pending(c->pool) > CHECK_QUEUE_LIMIT)
+		run_batch(&b->job, worker);
+	else
+		check_submit(c, &b->job, worker);
+}
+
+void check_add_file(struct checker *c, unsigned int worker,
+		    struct file_batch **batch, ek_inode *inode, const char *path,
+		    struct xattr_list *xl)
+{
+	uint64_t size = ek_inode_stat(inode)->size, off;
+	struct file_state *f;
+
+	atomic_fetch_add(&c->bytes_total, size);
+	f = file_open(c, inode, path, xl);
+	if (!f)
+		return;
+	if (size > CHECK_BATCH_BYTES && c->pool) {
+		/* Ranges of a big file, each its own job. */
+		atomic_store(&f->pending, (unsigned int)((size + CHECK_BATCH_BYTES - 1) / CHECK_BATCH_BYTES));
+		for (off = 0; off < size; off += CHECK_BATCH_BYTES) {
+			struct range_job *r = calloc(1, sizeof(*r));
+
+			if (!r) {
+				file_problem(f, -ENOMEM, "out of memory");
+				range_done(f);
+				continue;
+			}
+			r->f = f;
+			r->start = off;
+			r->end = size - off < CHECK_BATCH_BYTES ? size : off + CHECK_BATCH_BYTES;
+			r->job.run = run_range;
+			r->job.detached = true;
+			check_submit(c, &r->job, worker);
+		}
+		return;
+	}
+	atomic_store(&f->pending, 1);
+	if (!*batch)
+		*batch = check_batch_new();
+	if (!*batch) {
+		file_problem(f, -ENOMEM, "out of memory");
+		range_done(f);
+		return;
+	}
+	if ((*batch)->n == (*batch)->cap) {
+		size_t cap = (*batch)->cap ? (*batch)->cap * 2 : 16;
+		struct file_state **g = realloc((*batch)->files, cap * sizeof(*g));
+
+		if (!g) {
+			file_problem(f, -ENOMEM, "out of memory");
+			range_done(f);
+			return;
+		}
+		(*batch)->files = g;
+		(*batch)->cap = cap;
+	}
+	(*batch)->files[(*batch)->n++] = f;
+	(*batch)->c = c;
+	(*batch)->bytes += size;
+	if ((*batch)->bytes >= CHECK_BATCH_BYTES)
+		check_flush_batch(c, worker, batch);
+}

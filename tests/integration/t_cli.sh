@@ -1,0 +1,140 @@
+# The command line: usage errors of every subcommand exit 2 with a message
+# on stderr and nothing on stdout (and mkfs then writes no image); --help
+# and --version exit 0; fsck tells an I/O problem (2) from a corrupt or
+# foreign image (1).
+. "$(dirname "$0")/lib.sh"
+
+E=$EROFSKIT
+cd "$T"
+mkdir src
+echo hello >src/file
+mkdir src/dir
+"$E" mkfs -q good.img src
+
+# usage_error CMD...: exit 2, a message on stderr, nothing on stdout, and
+# no image "out.img" (or its temporary file) left behind.
+usage_error() {
+	local rc=0
+	"$@" >cli.out 2>cli.err || rc=$?
+	[ $rc -eq 2 ] || { cat cli.err >&2; fail "expected exit 2, got $rc: ${*#"$E"}"; }
+	[ -s cli.err ] || fail "no message on stderr: ${*#"$E"}"
+	[ ! -s cli.out ] || fail "usage error wrote to stdout: ${*#"$E"}"
+	compgen -G 'out.img*' >/dev/null && fail "an image was written despite the usage error: ${*#"$E"}"
+	return 0
+}
+# says TEXT: the last stderr mentions TEXT.
+says() { grep -qiF -- "$1" cli.err || { cat cli.err >&2; fail "the message does not mention '$1'"; }; }
+
+note "top level"
+usage_error "$E"
+says "usage: erofskit"
+usage_error "$E" frobnicate
+says frobnicate
+usage_error "$E" --bogus
+
+note "mkfs usage errors"
+usage_error "$E" mkfs --bogus out.img src;              says bogus
+usage_error "$E" mkfs;                                  says "usage: erofskit mkfs"
+usage_error "$E" mkfs out.img;                          says "usage: erofskit mkfs"
+usage_error "$E" mkfs out.img src extra;                says "usage: erofskit mkfs"
+usage_error "$E" mkfs out.img src -b;                   says "usage: erofskit mkfs"
+usage_error "$E" mkfs -b 1000 out.img src;              says 1000
+usage_error "$E" mkfs -b 8192 out.img src;              says 8192
+usage_error "$E" mkfs -b 256 out.img src;               says 256
+usage_error "$E" mkfs -b 0 out.img src
+usage_error "$E" mkfs -b 4k2 out.img src
+usage_error "$E" mkfs -C 0 out.img src;                 says "'0'"
+usage_error "$E" mkfs -C 2M out.img src
+usage_error "$E" mkfs -T abc out.img src;               says abc
+usage_error "$E" mkfs -T 12abc out.img src;             says 12abc
+usage_error "$E" mkfs -T '' out.img src
+usage_error "$E" mkfs -T 99999999999999999999 out.img src
+usage_error "$E" mkfs -U garbage out.img src;           says garbage
+usage_error "$E" mkfs -U 0123abcd-4567-89ef-fedc-ba987654321 out.img src   # 31 digits
+usage_error "$E" mkfs -U 0123abcd-4567-89ef-fedc-ba98765432100 out.img src # 33 digits
+usage_error "$E" mkfs -U 0123abcd-4567-89ef-fedc-ba98765432zz out.img src
+usage_error "$E" mkfs -L 0123456789abcdef out.img src;  says 15
+usage_error "$E" mkfs -L ééééééééé out.img src        # 9 characters, 18 bytes
+usage_error "$E" mkfs --workers 0 out.img src;          says 0
+usage_error "$E" mkfs --workers abc out.img src
+usage_error "$E" mkfs -E bogus out.img src
+usage_error "$E" mkfs -z lz4,level=99 out.img src;      says 99
+usage_error "$E" mkfs -z lz4 -C 5000 out.img src;       says 5000   # not a block multiple
+usage_error "$E" mkfs -z nosuchalg out.img src;         says nosuchalg
+usage_error "$E" mkfs --force-uid -1 out.img src
+usage_error "$E" mkfs --force-uid 4294967296 out.img src
+usage_error "$E" mkfs --force-gid abc out.img src
+SOURCE_DATE_EPOCH=yesterday usage_error "$E" mkfs out.img src; says yesterday
+# The limits themselves are accepted: a 15-byte label, every block size.
+"$E" mkfs -q -L 012345678901234 out.img src || fail "a 15-byte label was refused"
+[ "$("$E" dump --json out.img | python3 -c 'import json,sys; print(json.load(sys.stdin)["label"])')" = 012345678901234 ] ||
+	fail "the 15-byte label was not stored whole"
+rm out.img
+for bs in 512 1024 2048 4096; do
+	"$E" mkfs -q -b $bs out.img src || fail "-b $bs was refused"
+	"$E" fsck -q out.img || fail "-b $bs image fails fsck"
+	rm out.img
+done
+
+note "fsck usage errors"
+usage_error "$E" fsck;                       says "usage: erofskit fsck"
+usage_error "$E" fsck --bogus good.img;      says bogus
+usage_error "$E" fsck good.img extra;        says "usage: erofskit fsck"
+usage_error "$E" fsck --extract;             says extract
+usage_error "$E" fsck --workers 0 good.img;  says 0
+usage_error "$E" fsck --workers x good.img
+usage_error "$E" fsck nonexistent.img;       says nonexistent.img
+usage_error "$E" fsck src;                   says src
+# Extracting over existing files needs --overwrite.
+"$E" fsck -q --extract ex good.img || fail "extraction failed"
+usage_error "$E" fsck -q --extract ex good.img; says overwrite
+"$E" fsck -q --overwrite --extract ex good.img || fail "--overwrite extraction failed"
+cmp src/file ex/file || fail "extracted file differs"
+
+note "fsck: not an EROFS image -> 1"
+head -c 8192 /dev/zero >zeros.img
+rc=0; "$E" fsck zeros.img >cli.out 2>cli.err || rc=$?
+[ $rc -eq 1 ] || fail "fsck of 8 KiB of zeros: exit $rc, expected 1"
+[ -s cli.err ] || fail "fsck of 8 KiB of zeros: no message"
+says zeros.img
+# A cut-off image is corrupt too.
+head -c 4096 good.img >cut.img
+expect_exit 1 "$E" fsck -q cut.img 2>cli.err
+expect_exit 0 "$E" fsck -q good.img
+
+note "dump usage errors"
+usage_error "$E" dump;                                 says "usage: erofskit dump"
+usage_error "$E" dump --bogus good.img;                says bogus
+usage_error "$E" dump good.img extra;                  says "usage: erofskit dump"
+usage_error "$E" dump --path;                          says path
+usage_error "$E" dump --path / --ls / good.img;        says exclude
+usage_error "$E" dump --path /file --cat /file good.img; says exclude
+usage_error "$E" dump --ls / --cat /file good.img;     says exclude
+usage_error "$E" dump --ls / --ls /dir good.img;       says exclude
+usage_error "$E" dump nonexistent.img;                 says nonexistent.img
+expect_exit 1 "$E" dump zeros.img 2>cli.err
+says zeros.img
+
+note "--help and --version"
+for sub in "" mkfs fsck dump; do
+	for h in --help -h; do
+		rc=0
+		# shellcheck disable=SC2086
+		"$E" $sub $h >cli.out 2>cli.err || rc=$?
+		[ $rc -eq 0 ] || fail "erofskit $sub $h: exit $rc"
+		[ ! -s cli.err ] || fail "erofskit $sub $h wrote to stderr"
+		grep -q "^usage: erofskit ${sub:-COMMAND}" cli.out || fail "erofskit $sub $h: no usage line"
+	done
+done
+grep -q "^usage: erofskit mkfs \[options\] IMAGE SOURCE_DIR" <("$E" mkfs --help) || fail "mkfs usage line"
+grep -q "^usage: erofskit fsck \[options\] IMAGE" <("$E" fsck --help) || fail "fsck usage line"
+grep -q "^usage: erofskit dump \[options\] IMAGE" <("$E" dump --help) || fail "dump usage line"
+# the top-level help lists every command
+for c in mkfs fsck dump; do
+	"$E" --help | grep -qE "^  $c " || fail "erofskit --help does not list $c"
+done
+v=$("$E" --version) || fail "erofskit --version failed"
+want=$(sed -n 's/^project(erofskit VERSION \([0-9.]*\).*/\1/p' "${EROFSKIT_SRC:-$HERE/../..}/CMakeLists.txt")
+[ "$v" = "erofskit $want" ] || fail "erofskit --version says '$v', expected 'erofskit $want'"
+[ "$("$E" -V)" = "$v" ] || fail "-V differs from --version"
+echo PASS

@@ -16,6 +16,7 @@ enum {
 int cmd_mkfs(int argc, char **argv);
 int cmd_fsck(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_mount(int argc, char **argv);
 
 /* "erofskit mkfs: message\n" on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...)

@@ -13,6 +13,7 @@ static const struct {
 	{ "mkfs", cmd_mkfs, "build an image from a directory" },
 	{ "fsck", cmd_fsck, "check an image, optionally extract it" },
 	{ "dump", cmd_dump, "show the superblock, an inode, a directory or a file" },
+	{ "mount", cmd_mount, "mount an image with FUSE" },
 };
 
 static void usage(FILE *f)

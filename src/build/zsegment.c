@@ -117,6 +117,7 @@ void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w)
 	uint64_t size = t->n->size;
 	uint64_t last_lc = (size - 1) / blksz * blksz;   /* lclusters = blocks */
 	uint64_t pos = 0;
+	size_t hint = 0;   /* per segment: the same wherever it runs */
 	int ret;
 
 	t->ran = true;
@@ -136,7 +137,8 @@ void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w)
 		}
 		for (;;) {
 			ret = ek_encoder_fill(w->enc, w->in + pos, (size_t)left, w->pcluster,
-					      cap, &consumed, &csize);
+					      cap, &consumed, &csize,
+					      cap == zb->pcluster ? &hint : NULL);
 			if (ret == -ENOSPC) {
 				consumed = 0;
 				ret = 0;

@@ -112,10 +112,14 @@ void ek_encoder_destroy(struct ek_encoder *e);
  * success *consumed (>= 1) input bytes decode from out[0, *out_len).
  * Returns 0, or -ENOSPC when not even a little input fits, -ENOMEM.
  * The stream's first byte is never zero (0padding finds its start).
+ * *hint (may be NULL) carries, from one call to the next, how much input
+ * filled the output last time: the codecs that search for the fit start
+ * there.  Callers reset it to 0 where results must not depend on history
+ * (each segment), so output stays the same whatever runs where.
  */
 int ek_encoder_fill(struct ek_encoder *e, const uint8_t *in, size_t in_len,
 		    uint8_t *out, size_t out_cap, size_t *consumed,
-		    size_t *out_len);
+		    size_t *out_len, size_t *hint);
 
 /* Per-algorithm encoder entry points, used by ek_encoder_fill. */
 struct lz4_encoder;
@@ -144,7 +148,8 @@ typedef int (*ek_whole_compress_fn)(void *ctx, const uint8_t *in,
 int ek_fit_output(ek_whole_compress_fn compress, void *ctx,
 		  const uint8_t *in, size_t in_len, uint8_t *out,
 		  size_t out_cap, uint8_t *scratch, size_t scratch_cap,
-		  uint32_t granule, size_t *consumed, size_t *out_len);
+		  uint32_t granule, size_t *consumed, size_t *out_len,
+		  size_t *hint);
 
 struct deflate_encoder *deflate_encoder_new(int level);
 void deflate_encoder_free(struct deflate_encoder *e);

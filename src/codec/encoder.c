@@ -119,7 +119,7 @@ static int ensure_scratch(struct ek_encoder *e, size_t in_len)
 
 int ek_encoder_fill(struct ek_encoder *e, const uint8_t *in, size_t in_len,
 		    uint8_t *out, size_t out_cap, size_t *consumed,
-		    size_t *out_len)
+		    size_t *out_len, size_t *hint)
 {
 	int ret;
 
@@ -142,7 +142,7 @@ int ek_encoder_fill(struct ek_encoder *e, const uint8_t *in, size_t in_len,
 							       : (void *)e->deflate,
 				     in, in_len, out, out_cap, e->scratch,
 				     e->scratch_cap, e->p.block_size / 8,
-				     consumed, out_len);
+				     consumed, out_len, hint);
 	}
 	return -EINVAL;
 }

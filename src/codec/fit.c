@@ -16,10 +16,12 @@
 int ek_fit_output(ek_whole_compress_fn compress, void *ctx,
 		  const uint8_t *in, size_t in_len, uint8_t *out,
 		  size_t out_cap, uint8_t *scratch, size_t scratch_cap,
-		  uint32_t granule, size_t *consumed, size_t *out_len)
+		  uint32_t granule, size_t *consumed, size_t *out_len,
+		  size_t *hint)
 {
 	size_t lo = 0, lo_out = 0, hi = in_len + 1;
-	size_t guess = out_cap * 3;
+	/* Start where the previous extent ended up, slightly below. */
+	size_t guess = hint && *hint ? *hint - *hint / 64 : out_cap * 3;
 	int i;
 
 	if (guess > in_len)
@@ -64,5 +66,7 @@ int ek_fit_output(ek_whole_compress_fn compress, void *ctx,
 		return -ENOSPC;
 	*consumed = lo;
 	*out_len = lo_out;
+	if (hint)
+		*hint = (size_t)((double)lo * (double)out_cap / (double)(lo_out ? lo_out : 1));
 	return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "codec/engine.h"
 #include "read/cache.h"
+#include "read/readahead.h"
 #include "read/internal.h"
 
 void ek_open_options_init(ek_open_options *o)
@@ -106,15 +107,24 @@ done:
 static int create_engine(ek_image *img, ek_error *err)
 {
 	enum ek_deflate_engine deflate;
+	struct ek_engine *sw;
 	int ret = ek_deflate_engine_parse(img->opts.deflate_engine, &deflate, err);
 
 	if (!ret)
-		ret = ek_engine_software_create(deflate, &img->engine, err);
+		ret = ek_engine_software_create(deflate, &sw, err);
 	if (ret)
 		return ret;
-	img->engine->params.lzma_dict_size = img->zcfg.lzma_dict_size;
-	img->engine->params.zstd_window_log_max = img->zcfg.zstd_windowlog;
-	return 0;
+	sw->params.lzma_dict_size = img->zcfg.lzma_dict_size;
+	sw->params.zstd_window_log_max = img->zcfg.zstd_windowlog;
+	if (!img->opts.workers) {
+		img->engine = sw;
+		return 0;
+	}
+	/* Batches decode on background threads. */
+	ret = ek_engine_pool_create(sw, img->opts.workers, &img->engine, err);
+	if (ret)
+		ek_engine_destroy(sw);
+	return ret;
 }
 
 static int load_devices(ek_image *img, ek_error *err)
@@ -249,6 +259,11 @@ static int open_common(struct ek_io *io, const ek_open_options *opts,
 		ret = ek_cache_create(img->opts.cache_bytes, &img->cache, err);
 		if (ret)
 			goto fail;
+		if (img->opts.readahead && img->opts.workers) {
+			ret = readahead_create(img, &img->readahead, err);
+			if (ret)
+				goto fail;
+		}
 	}
 
 	ret = inode_load(img, img->sb.root_nid, &root, err);
@@ -309,6 +324,7 @@ void ek_close(ek_image *img)
 
 	if (!img)
 		return;
+	readahead_destroy(img->readahead);
 	ek_cache_destroy(img->cache);
 	if (img->packed)
 		ek_inode_put(img->packed);

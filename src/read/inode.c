@@ -126,6 +126,7 @@ int inode_load(ek_image *img, ek_nid nid, ek_inode **out, ek_error *err)
 		return ek_fail(err, -ENOMEM, "out of memory");
 	inode->img = img;
 	inode->nid = nid;
+	atomic_init(&inode->refs, 1);
 	ret = locate(img, nid, inode, err);
 	if (ret)
 		goto fail;
@@ -191,9 +192,15 @@ int ek_inode_get(ek_image *img, ek_nid nid, ek_inode **out, ek_error *err)
 	return inode_load(img, nid, out, err);
 }
 
+ek_inode *ek_inode_ref(ek_inode *inode)
+{
+	atomic_fetch_add(&inode->refs, 1);
+	return inode;
+}
+
 void ek_inode_put(ek_inode *inode)
 {
-	if (inode) {
+	if (inode && atomic_fetch_sub(&inode->refs, 1) == 1) {
 		zmap_fini(inode);
 		free(inode);
 	}

@@ -3,6 +3,7 @@
 #define EK_READ_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -103,6 +104,9 @@ struct zmap_inode {
 
 struct ek_inode {
 	ek_image *img;
+	atomic_uint refs;
+	_Atomic uint64_t ra_next;      /* where a sequential read goes on */
+	_Atomic uint64_t ra_until;     /* readahead issued up to here */
 	ek_nid nid;
 	bool in_metabox;               /* record lives in the metabox data */
 	uint64_t iloc;                 /* offset of the core in its space */
@@ -127,6 +131,9 @@ int meta_read(ek_image *img, bool in_metabox, uint64_t off, void *buf,
 /* Read raw image bytes (data area), bounds-checked. */
 int image_read(ek_image *img, uint64_t off, void *buf, size_t len,
 	       ek_error *err);
+
+/* Another reference to an inode handle (released by ek_inode_put). */
+ek_inode *ek_inode_ref(ek_inode *inode);
 
 /* Load an inode without resolving anything that needs other inodes. */
 int inode_load(ek_image *img, ek_nid nid, ek_inode **out, ek_error *err);

@@ -1,15 +1,27 @@
 /*
- * Compressed files: reading bytes through the extent map.  Uncompressed
- * extents are copied (shifted, or rotated when interlaced); compressed ones
- * go through the image's decompression engine, whole when the caller wants
- * the whole extent, else only the prefix that is needed.
+ * Compressed files: reading bytes through the extent map.
+ *
+ * Without a cache (fsck, extraction: every extent is read once) an extent
+ * is decoded straight into the caller's buffer when the caller wants all
+ * of it, else into scratch, only as far as needed.
+ *
+ * With a cache (mounts, in-process readers), a read first makes sure every
+ * compressed extent it touches is cached: the missing ones have their
+ * pclusters read in one batch (several I/Os in flight) and decoded in one
+ * batch through the engine's asynchronous call, then bytes are copied out
+ * of the cache.  A sequential reader also gets the following extents
+ * decoded in the background (readahead).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "codec/engine.h"
+#include "read/cache.h"
 #include "read/internal.h"
+#include "read/readahead.h"
+
+#define BATCH_MAX 64u   /* extents decoded together */
 
 struct zbuf {
 	uint8_t *in, *out;
@@ -75,85 +87,264 @@ static int read_plain(ek_inode *inode, const ek_extent *e, uint64_t within,
 	return ret;
 }
 
-static int read_compressed(ek_inode *inode, const ek_extent *e, uint64_t within,
-			   uint8_t *buf, size_t n, ek_error *err)
+/* Where the stream starts in a pcluster read into `in`: after the zero
+ * padding, which is shorter than a block (0padding); legacy LZ4 images
+ * without it start at once and decode as a prefix. */
+static int stream_start(ek_inode *inode, const ek_extent *e, const uint8_t *in,
+			size_t *skip, bool *legacy, ek_error *err)
 {
 	ek_image *img = inode->img;
-	size_t want = (size_t)(within + n), skip = 0, scan;
-	bool legacy_lz4 = e->algorithm == EROFS_ALG_LZ4 &&
-			  !(img->sb.feature_incompat & EROFS_INCOMPAT_ZERO_PADDING);
+	size_t scan;
+
+	*skip = 0;
+	*legacy = e->algorithm == EROFS_ALG_LZ4 &&
+		  !(img->sb.feature_incompat & EROFS_INCOMPAT_ZERO_PADDING);
+	if (*legacy)
+		return 0;
+	scan = e->physical_length < img->blksz ? (size_t)e->physical_length : img->blksz;
+	while (*skip < scan && in[*skip] == 0)
+		(*skip)++;
+	if (*skip == scan)
+		return ek_fail(err, -EUCLEAN,
+			       "inode %llu: pcluster at byte %llu of extent %llu starts with a block of zeros",
+			       (unsigned long long)inode->nid, (unsigned long long)e->physical,
+			       (unsigned long long)e->logical);
+	return 0;
+}
+
+static int decode_failed(ek_inode *inode, const ek_extent *e, int code,
+			 const char *why, ek_error *err)
+{
+	return ek_fail(err, code == -ENOMEM ? -ENOMEM : -EUCLEAN,
+		       "inode %llu: extent at offset %llu (%llu bytes, %s pcluster at image byte %llu, %llu bytes): %s",
+		       (unsigned long long)inode->nid, (unsigned long long)e->logical,
+		       (unsigned long long)e->length, ek_algorithm_name(e->algorithm),
+		       (unsigned long long)e->physical,
+		       (unsigned long long)e->physical_length, why);
+}
+
+/* Decode the first `want` bytes of extent e into out, synchronously. */
+static int decode_sync(ek_inode *inode, const ek_extent *e, uint8_t *out,
+		       size_t want, ek_error *err)
+{
+	ek_image *img = inode->img;
 	struct ek_dreq req = { .algorithm = e->algorithm };
 	struct zbuf *zb = ctxpool_get(&img->zbufs);
-	bool direct = within == 0 && n == want;
+	size_t skip;
+	bool legacy;
 	int ret;
 
 	if (!zb)
 		return ek_fail(err, -ENOMEM, "out of memory");
-	ret = grow(&zb->in, &zb->in_cap, (size_t)e->physical_length);
-	if (!ret && !direct)
-		ret = grow(&zb->out, &zb->out_cap, want);
-	if (ret) {
+	if (grow(&zb->in, &zb->in_cap, (size_t)e->physical_length)) {
 		ret = ek_fail(err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	ret = read_raw(inode, e, e->physical, zb->in, (size_t)e->physical_length, err);
 	if (ret) {
 		ek_error_prefix(err, "inode %llu: pcluster of extent at %llu: ",
-				(unsigned long long)inode->nid,
-				(unsigned long long)e->logical);
+				(unsigned long long)inode->nid, (unsigned long long)e->logical);
 		goto out;
 	}
-	/* 0padding: the stream ends at the pcluster's end, after fewer than
-	 * one block of zeros. */
-	if (!legacy_lz4) {
-		scan = e->physical_length < img->blksz ? (size_t)e->physical_length
-							: img->blksz;
-		while (skip < scan && zb->in[skip] == 0)
-			skip++;
-		if (skip == scan) {
-			ret = ek_fail(err, -EUCLEAN,
-				      "inode %llu: pcluster at byte %llu of extent %llu starts with a block of zeros",
-				      (unsigned long long)inode->nid,
-				      (unsigned long long)e->physical,
-				      (unsigned long long)e->logical);
-			goto out;
-		}
-	}
+	ret = stream_start(inode, e, zb->in, &skip, &legacy, err);
+	if (ret)
+		goto out;
 	req.in = zb->in + skip;
 	req.in_len = (size_t)e->physical_length - skip;
-	req.out = direct ? buf : zb->out;
+	req.out = out;
 	req.out_len = want;
-	req.partial = legacy_lz4 || e->partial || want < e->length;
+	req.partial = legacy || e->partial || want < e->length;
 	ret = ek_engine_decompress(img->engine, &req);
-	if (ret) {
-		ret = ek_fail(err, ret == -ENOMEM ? -ENOMEM : -EUCLEAN,
-			      "inode %llu: extent at offset %llu (%llu bytes, %s pcluster at image byte %llu, %llu bytes): %s",
-			      (unsigned long long)inode->nid,
-			      (unsigned long long)e->logical,
-			      (unsigned long long)e->length,
-			      ek_algorithm_name(e->algorithm),
-			      (unsigned long long)e->physical,
-			      (unsigned long long)e->physical_length, req.why);
-		goto out;
-	}
-	if (!direct)
-		memcpy(buf, zb->out + within, n);
+	if (ret)
+		ret = decode_failed(inode, e, ret, req.why, err);
 out:
 	ctxpool_put(&img->zbufs, zb);
 	return ret;
 }
 
+/* Uncached path: decode into buf when the whole extent is wanted from
+ * its start, else the needed prefix into scratch. */
+static int read_compressed(ek_inode *inode, const ek_extent *e, uint64_t within,
+			   uint8_t *buf, size_t n, ek_error *err)
+{
+	size_t want = (size_t)(within + n);
+	struct zbuf *zb;
+	int ret;
+
+	if (within == 0)
+		return decode_sync(inode, e, buf, want, err);
+	zb = ctxpool_get(&inode->img->zbufs);
+	if (!zb || grow(&zb->out, &zb->out_cap, want)) {
+		if (zb)
+			ctxpool_put(&inode->img->zbufs, zb);
+		return ek_fail(err, -ENOMEM, "out of memory");
+	}
+	ret = decode_sync(inode, e, zb->out, want, err);
+	if (!ret)
+		memcpy(buf, zb->out + within, n);
+	ctxpool_put(&inode->img->zbufs, zb);
+	return ret;
+}
+
+/* ------------------------------------------------------------ batches */
+
+struct batch_item {
+	ek_extent e;
+	struct ek_cache_entry *ce;
+	uint8_t *in;
+	struct ek_dreq req;
+	int ready;
+};
+
+/*
+ * Make sure the compressed extents of [off, end) are cached: map them,
+ * read the missing pclusters in one batch, decode them in one batch, and
+ * publish them.  Extents larger than the cache can hold are left to the
+ * uncached path.
+ */
+int zdata_fill_cache(ek_inode *inode, uint64_t off, uint64_t end, ek_error *err)
+{
+	ek_image *img = inode->img;
+	struct batch_item items[BATCH_MAX];
+	struct ek_io_req ios[BATCH_MAX];
+	struct ek_dreq *reqs[BATCH_MAX];
+	size_t n = 0, nio = 0, nreq = 0, i;
+	int ret = 0;
+
+	if (end > inode->raw.size)
+		end = inode->raw.size;
+	while (off < end && n < BATCH_MAX) {
+		struct batch_item *it = &items[n];
+
+		ret = zmap_map(inode, off, &it->e, err);
+		if (ret)
+			break;
+		off = it->e.logical + it->e.length;
+		if (it->e.kind != EK_EXTENT_COMPRESSED ||
+		    ek_cache_contains(img->cache, inode->nid, it->e.logical))
+			continue;
+		it->ce = ek_cache_alloc(img->cache, (size_t)it->e.length);
+		it->in = malloc((size_t)it->e.physical_length);
+		it->ready = 0;
+		if (!it->ce || !it->in) {
+			ek_cache_put(img->cache, it->ce);
+			free(it->in);
+			ret = ek_fail(err, -ENOMEM, "out of memory");
+			break;
+		}
+		n++;
+	}
+	/* Inline tails come from metadata; pclusters go out as one batch. */
+	for (i = 0; i < n && !ret; i++) {
+		struct batch_item *it = &items[i];
+
+		if (it->e.in_metadata) {
+			ret = meta_read(img, inode->in_metabox, it->e.physical, it->in,
+					(size_t)it->e.physical_length, err);
+			continue;
+		}
+		if (it->e.physical > img->size ||
+		    it->e.physical_length > img->size - it->e.physical) {
+			ret = ek_fail(err, -EUCLEAN, "inode %llu: pcluster past the end of the image",
+				      (unsigned long long)inode->nid);
+			break;
+		}
+		ios[nio] = (struct ek_io_req){
+			.buf = it->in, .len = (size_t)it->e.physical_length,
+			.offset = it->e.physical,
+		};
+		nio++;
+	}
+	if (!ret && nio) {
+		img->io->ops->read_batch(img->io, ios, nio);
+		for (i = 0; i < nio; i++)
+			if (ios[i].result)
+				ret = ek_fail(err, ios[i].result, "inode %llu: reading a pcluster at %llu: %s",
+					      (unsigned long long)inode->nid,
+					      (unsigned long long)ios[i].offset,
+					      ek_strerror(ios[i].result));
+	}
+	for (i = 0; i < n && !ret; i++) {
+		struct batch_item *it = &items[i];
+		size_t skip;
+		bool legacy;
+
+		ret = stream_start(inode, &it->e, it->in, &skip, &legacy, err);
+		if (ret)
+			break;
+		it->req = (struct ek_dreq){
+			.algorithm = it->e.algorithm,
+			.in = it->in + skip,
+			.in_len = (size_t)it->e.physical_length - skip,
+			.out = it->ce->data,
+			.out_len = (size_t)it->e.length,
+			.partial = legacy || it->e.partial,
+		};
+		reqs[nreq++] = &it->req;
+	}
+	if (!ret && nreq) {
+		ek_engine_run_batch(img->engine, reqs, nreq);
+		for (i = 0; i < n; i++) {
+			struct batch_item *it = &items[i];
+
+			if (it->req.result) {
+				if (!ret)
+					ret = decode_failed(inode, &it->e, it->req.result,
+							    it->req.why, err);
+				continue;
+			}
+			ek_cache_insert(img->cache, it->ce, inode->nid, it->e.logical);
+		}
+	}
+	for (i = 0; i < n; i++) {
+		ek_cache_put(img->cache, items[i].ce);
+		free(items[i].in);
+	}
+	return ret;
+}
+
+/* A compressed extent through the cache (or around it, if too big). */
+static int read_cached(ek_inode *inode, const ek_extent *e, uint64_t within,
+		       uint8_t *buf, size_t n, ek_error *err)
+{
+	ek_image *img = inode->img;
+	struct ek_cache_entry *ce = ek_cache_get(img->cache, inode->nid, e->logical);
+	int ret;
+
+	if (!ce) {
+		ret = zdata_fill_cache(inode, e->logical, e->logical + 1, err);
+		if (ret)
+			return ret;
+		ce = ek_cache_get(img->cache, inode->nid, e->logical);
+		if (!ce)
+			return read_compressed(inode, e, within, buf, n, err);
+	}
+	memcpy(buf, ce->data + within, n);
+	ek_cache_put(img->cache, ce);
+	return 0;
+}
+
 int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 	       ek_error *err)
 {
+	ek_image *img = inode->img;
 	uint8_t *dst = buf;
+	int ret;
 
+	if (img->cache) {
+		/* The whole request's missing extents in one batch. */
+		ret = zdata_fill_cache(inode, off, off + len, err);
+		if (ret)
+			return ret;
+		if (img->readahead)
+			readahead_note(img->readahead, inode, off, len);
+	}
 	while (len > 0) {
 		ek_extent e;
 		uint64_t within;
 		size_t n;
-		int ret = zmap_map(inode, off, &e, err);
 
+		ret = zmap_map(inode, off, &e, err);
 		if (ret)
 			return ret;
 		within = off - e.logical;
@@ -173,7 +364,8 @@ int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 			ret = read_plain(inode, &e, within, dst, n, err);
 			break;
 		default:
-			ret = read_compressed(inode, &e, within, dst, n, err);
+			ret = img->cache ? read_cached(inode, &e, within, dst, n, err)
+					 : read_compressed(inode, &e, within, dst, n, err);
 			break;
 		}
 		if (ret)

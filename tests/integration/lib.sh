@@ -90,3 +90,29 @@ extract_check() {
 	same_manifest "$2" "$T/extract.json" "erofskit extraction of $3"
 	rm -rf "$T/extract"
 }
+
+# fmount IMAGE DIR [OPTIONS]: erofskit mount (daemonized), always unmounted
+# at exit.
+fmount() {
+	mkdir -p "$2"
+	"$EROFSKIT" mount ${3:+-o "$3"} "$1" "$2" || fail "erofskit mount $1 failed"
+	_mounts+=("$2")
+	mountpoint -q "$2" || fail "$2 is not a mount point after erofskit mount"
+}
+
+# The pid of the erofskit server behind a FUSE mount point.
+fmount_pid() {
+	pgrep -f "erofskit mount.* $1\$" | head -1
+}
+
+fumount() {
+	local pid
+	pid=$(fmount_pid "$1")
+	fusermount3 -u "$1" || umount "$1" || fail "cannot unmount $1"
+	# The server exits once unmounted.
+	for _ in $(seq 50); do
+		[ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	fail "erofskit mount server $pid still running after unmount"
+}

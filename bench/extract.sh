@@ -1,0 +1,107 @@
+#!/bin/bash
+# Full extraction of a real tree: erofskit fsck --extract with one worker
+# and with all workers, beside Debian's fsck.erofs --extract (lz4hc images)
+# and a multi-threaded unsquashfs of squashfs images of the same tree.
+# Caches are dropped before every run; times are medians of REPS runs.
+#
+#   bench/extract.sh [TREE]     default: /tmp/data/rootfs
+#   REPS=3 ALGS="lz4hc,12 zstd,15 lzma,6 deflate,9" CLUSTERS="4096 16384 32768 65536 262144"
+#
+# Needs root (drop_caches).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+EROFSKIT=${EROFSKIT:-$top/build/erofskit}
+REPS=${REPS:-3}
+ALGS=${ALGS:-"lz4hc,12 zstd,15 lzma,6 deflate,9"}
+CLUSTERS=${CLUSTERS:-"4096 16384 32768 65536 262144"}
+TREE=${1:-/tmp/data/rootfs}
+CPUS=$(nproc)
+
+[ "$(id -u)" = 0 ] || { echo "needs root (drop_caches)" >&2; exit 1; }
+if [ ! -d "$TREE" ]; then
+	datasets=$top/../shared/bench-data/make-datasets.sh
+	if [ "$TREE" = /tmp/data/rootfs ] && [ -x "$datasets" ]; then
+		bash "$datasets" >&2
+	else
+		echo "no tree at $TREE; using /usr" >&2
+		TREE=/usr
+	fi
+fi
+work=$(mktemp -d /tmp/erofskit-extract.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+input=$(find "$TREE" -xdev -type f -printf '%s\n' | awk '{s+=$1} END {print s}')
+
+# timed LABEL OUTDIR CMD...: median seconds (caches dropped each time).
+timed() {
+	local out=$2 i
+	shift 2
+	: > "$work/times"
+	for i in $(seq "$REPS"); do
+		rm -rf "$out"
+		sync
+		echo 3 > /proc/sys/vm/drop_caches
+		/usr/bin/time -f "%e %M" -o "$work/t1" "$@" >/dev/null 2>"$work/err" ||
+			{ cat "$work/err" >&2; echo "FAILED: $*" >&2; echo "- -"; return; }
+		cat "$work/t1" >> "$work/times"
+	done
+	rm -rf "$out"
+	sort -n "$work/times" | awk -v n="$REPS" 'NR == int((n + 1) / 2) {printf "%s %d", $1, $2 / 1024}'
+	echo
+}
+
+squash_comp() {
+	case $1 in
+	lz4hc*) echo "-comp lz4 -Xhc" ;;
+	deflate*) echo "-comp gzip -Xcompression-level 9" ;;
+	zstd*) echo "-comp zstd -Xcompression-level 15" ;;
+	lzma*) echo "-comp xz" ;;
+	esac
+}
+
+rows=$work/rows
+: > "$rows"
+for alg in $ALGS; do
+	# shellcheck disable=SC2046
+	mksquashfs "$TREE" "$work/sq.img" -noappend -no-progress -quiet -b 131072 \
+		-processors "$CPUS" $(squash_comp "$alg") >/dev/null
+	read -r sq _ < <(timed sq "$work/out" unsquashfs -q -n -processors "$CPUS" \
+			 -d "$work/out" "$work/sq.img")
+	for C in $CLUSTERS; do
+		"$EROFSKIT" mkfs -q -z"$alg" -C"$C" "$work/e.img" "$TREE"
+		read -r one rss1 < <(timed one "$work/out" "$EROFSKIT" fsck -q --workers 1 \
+				     --extract "$work/out" "$work/e.img")
+		read -r all rssn < <(timed all "$work/out" "$EROFSKIT" fsck -q --workers "$CPUS" \
+				     --extract "$work/out" "$work/e.img")
+		deb=-
+		case $alg in lz4hc*)
+			read -r deb _ < <(timed deb "$work/out" fsck.erofs --extract="$work/out" \
+					  "$work/e.img") ;;
+		esac
+		echo "$alg $C $one $all $rss1 $rssn $deb $sq" >> "$rows"
+	done
+done
+
+echo "## Extraction of $TREE ($(find "$TREE" -xdev -type f | wc -l) files, $(awk -v b="$input" 'BEGIN {printf "%.1f", b / 1048576}') MiB)"
+echo
+echo "Machine: $CPUS CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), kernel $(uname -r)."
+echo "Caches dropped before each run; median of $REPS runs; seconds."
+echo
+echo "| algorithm | cluster | 1 worker | $CPUS workers | improvement | speed-up | peak RSS MiB (1 / $CPUS) | fsck.erofs 1.5 | unsquashfs ($CPUS threads, 128K) |"
+echo "|---|---|---|---|---|---|---|---|---|"
+while read -r alg C one all rss1 rssn deb sq; do
+	awk -v a="$alg" -v c="$C" -v o="$one" -v l="$all" -v r1="$rss1" -v rn="$rssn" \
+	    -v d="$deb" -v s="$sq" 'BEGIN {
+		printf "| %s | %d | %.2f | %.2f | %.0f%% | %.2fx | %s / %s | %s | %s |\n",
+		       a, c, o, l, (o - l) / o * 100, o / l, r1, rn, d, s }'
+done < "$rows"
+echo
+awk -v cpus="$CPUS" '{
+	target = ($1 ~ /^lz4/) ? 1.3 : 1.7
+	sp = $3 / $4
+	printf "- %s -C%d: %.2fx with %d workers (target %.1fx)%s%s%s\n", $1, $2, sp, cpus, target,
+	       sp < 1 ? " SLOWER THAN ONE WORKER" : "",
+	       ($7 != "-" && $4 >= $7) ? " not faster than fsck.erofs" : "",
+	       ($4 >= $8) ? " not faster than unsquashfs" : ""
+}' "$rows"

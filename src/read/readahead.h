@@ -1,0 +1,26 @@
+/*
+ * Readahead: a reader that asks for the bytes right after its previous
+ * read is sequential; the extents after its request are then decoded in
+ * the background into the cache, one window ahead.
+ */
+#ifndef EK_READ_READAHEAD_H
+#define EK_READ_READAHEAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "read/internal.h"
+
+struct ek_readahead;
+
+int readahead_create(ek_image *img, struct ek_readahead **out, ek_error *err);
+/* Wait for background work, then free. */
+void readahead_destroy(struct ek_readahead *ra);
+/* A read of [off, off+len) of inode happened. */
+void readahead_note(struct ek_readahead *ra, ek_inode *inode, uint64_t off,
+		    size_t len);
+
+/* zdata.c: make sure the compressed extents of [off, end) are cached. */
+int zdata_fill_cache(ek_inode *inode, uint64_t off, uint64_t end, ek_error *err);
+
+#endif

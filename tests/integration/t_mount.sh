@@ -1,0 +1,28 @@
+# erofskit mount shows exactly the tree: every algorithm at several cluster
+# sizes, both I/O back ends, and every fixture image made by upstream.
+. "$(dirname "$0")/lib.sh"
+
+make_compact_tree "$T/src" "$T/src.json"
+check_mount() {   # image expected what options
+	fmount "$1" "$T/m" "$4"
+	manifest "$T/m" "$T/m.json"
+	fumount "$T/m"
+	same_manifest "$2" "$T/m.json" "FUSE view of $3 ($4)"
+}
+for spec in "lz4 -C4096" "lz4hc -C65536" "deflate -C16384" "deflate -C262144" \
+	    "zstd -C131072" "lzma -C65536" "lzma -C1048576"; do
+	set -- $spec
+	note "$spec"
+	"$EROFSKIT" mkfs -q -z$1 $2 "$T/img" "$T/src"
+	check_mount "$T/img" "$T/src.json" "$spec" "io=pread"
+	check_mount "$T/img" "$T/src.json" "$spec" "io=uring,cache=8M"
+done
+note "uncompressed, -b 512"
+"$EROFSKIT" mkfs -q -b 512 "$T/img" "$T/src"
+check_mount "$T/img" "$T/src.json" "uncompressed 512" "io=uring"
+for img in "$FIXTURES"/images/*.img; do
+	name=$(basename "$img" .img)
+	note "fixture $name"
+	check_mount "$img" "$FIXTURES/images/$name.manifest.json" "fixture $name" "cache=32M"
+done
+echo PASS

@@ -1,0 +1,47 @@
+# 8 threads of random reads of random lengths across all files of a
+# mounted image, every byte compared with the source, once per I/O back
+# end; the server's memory stays within its cache plus a fixed overhead.
+. "$(dirname "$0")/lib.sh"
+
+make_compact_tree "$T/src" "$T/src.json"
+python3 - "$T/src/big.txt" <<'PY'
+import random, sys
+r = random.Random(2)
+words = [bytes(r.choice(b"qwertyuiop") for _ in range(r.randint(2, 9))) for _ in range(3000)]
+with open(sys.argv[1], "wb") as f:
+    for i in range(3000000):
+        f.write(r.choice(words) + b" ")
+PY
+"$EROFSKIT" mkfs -q -zlz4hc -C65536 "$T/img" "$T/src"
+CACHE_MB=32
+OVERHEAD_MB=96   # code, libraries, FUSE and decode buffers, malloc slack
+for io in pread uring; do
+	note "io=$io"
+	fmount "$T/img" "$T/m" "io=$io,cache=${CACHE_MB}M"
+	pid=$(fmount_pid "$T/m")
+	[ -n "$pid" ] || fail "no server process"
+	( max=0; while kill -0 "$pid" 2>/dev/null; do
+		rss=$(awk '/VmRSS/ {print $2}' /proc/$pid/status 2>/dev/null || echo 0)
+		[ "${rss:-0}" -gt "$max" ] && max=$rss && echo "$max" > "$T/rss.$io"
+		sleep 0.2
+	  done ) &
+	reads=$(python3 "$HERE/stress.py" "$T/m" "$T/src" 12 8) ||
+		fail "io=$io: stress reads failed"
+	note "io=$io: $reads reads compared"
+	[ "$reads" -gt 100 ] || fail "io=$io: only $reads reads in 12 s"
+	fumount "$T/m"
+	wait
+	rss_kb=$(cat "$T/rss.$io")
+	note "io=$io: peak RSS $((rss_kb / 1024)) MiB (cache ${CACHE_MB} MiB)"
+	[ "$rss_kb" -le $(((CACHE_MB + OVERHEAD_MB) * 1024)) ] ||
+		fail "io=$io: server RSS $((rss_kb / 1024)) MiB exceeds cache + ${OVERHEAD_MB} MiB"
+done
+# With io=uring (O_DIRECT) the image's blocks stay out of the page cache.
+sync; echo 3 > /proc/sys/vm/drop_caches
+fmount "$T/img" "$T/m" "io=uring"
+cat "$T/m/big.txt" > /dev/null
+resident=$(fincore -n -o RES -b "$T/img" | tr -d ' ')
+fumount "$T/m"
+note "image pages in the page cache after reading through io=uring: $resident bytes"
+[ "$resident" -lt $((1 << 20)) ] || fail "io=uring left $resident bytes of the image cached"
+echo PASS

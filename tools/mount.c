@@ -1,0 +1,604 @@
+/*
+ * erofskit mount: an image as a FUSE filesystem (libfuse3 low-level API,
+ * multi-threaded).  The image is read-only, so the kernel may cache
+ * entries, attributes and pages for as long as it likes.
+ */
+#define FUSE_USE_VERSION 34
+
+#include <errno.h>
+#include <fuse3/fuse_lowlevel.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "erofskit/erofskit.h"
+
+static const char *const CMD = "mount";
+#define FOREVER 86400.0 * 365   /* cache timeouts: nothing ever changes */
+
+struct mount_ctx {
+	ek_image *img;
+	ek_nid root;
+	int64_t uid, gid;        /* -1: as stored */
+	uint32_t blksz;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: erofskit mount [options] IMAGE DIR\n"
+"\n"
+"Mount IMAGE on DIR with FUSE.  Without -f the command returns once the\n"
+"filesystem is mounted and serves it in the background; 'umount DIR' or\n"
+"'fusermount3 -u DIR' ends it.\n"
+"\n"
+"options:\n"
+"  -f                  stay in the foreground\n"
+"  -d                  debug output (implies -f)\n"
+"  -o OPT[,OPT...]     mount options:\n"
+"       cache=SIZE         decompressed-cluster cache (default 256M, 0 = off)\n"
+"       io=pread|uring     image reads: buffered pread (default) or io_uring\n"
+"                          with O_DIRECT (compressed blocks stay out of the\n"
+"                          page cache)\n"
+"       engine=NAME        deflate decoder: libdeflate (default), isal, zlib\n"
+"       workers=N          decompression threads (default: online CPUs)\n"
+"       uid=N,gid=N        report every file as owned by N\n"
+"       allow_other        let other users access the mount (as root)\n"
+"       other options are passed to FUSE (see mount.fuse3(8))\n"
+"  -h, --help          this text\n"
+"\n"
+"examples:\n"
+"  erofskit mount root.erofs /mnt\n"
+"  erofskit mount -o io=uring,cache=1G,allow_other root.erofs /mnt\n");
+}
+
+/* FUSE node ids: 1 is the root; others are nid + 2 (never 0 or 1). */
+static ek_nid to_nid(struct mount_ctx *m, fuse_ino_t ino)
+{
+	return ino == FUSE_ROOT_ID ? m->root : (ek_nid)(ino - 2);
+}
+
+static fuse_ino_t to_ino(struct mount_ctx *m, ek_nid nid)
+{
+	return nid == m->root ? FUSE_ROOT_ID : (fuse_ino_t)(nid + 2);
+}
+
+/* Image problems become EIO for the reader; the rest keep their code. */
+static int errno_of(int ret)
+{
+	if (ret == -EUCLEAN || ret == -EOPNOTSUPP)
+		return EIO;
+	return ret < 0 ? -ret : EIO;
+}
+
+static void fill_stat(struct mount_ctx *m, const ek_stat *s, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = s->ino;
+	st->st_mode = s->mode;
+	st->st_nlink = s->nlink;
+	st->st_uid = m->uid >= 0 ? (uid_t)m->uid : s->uid;
+	st->st_gid = m->gid >= 0 ? (gid_t)m->gid : s->gid;
+	st->st_size = (off_t)s->size;
+	st->st_blocks = (blkcnt_t)s->blocks;
+	st->st_blksize = (blksize_t)m->blksz;
+	st->st_rdev = makedev(s->rdev_major, s->rdev_minor);
+	st->st_mtim.tv_sec = s->mtime;
+	st->st_mtim.tv_nsec = s->mtime_nsec;
+	st->st_atim = st->st_mtim;
+	st->st_ctim = st->st_mtim;
+}
+
+static int entry_of(struct mount_ctx *m, ek_nid nid, struct fuse_entry_param *e)
+{
+	ek_stat s;
+	int ret = ek_stat_nid(m->img, nid, &s, NULL);
+
+	if (ret)
+		return ret;
+	memset(e, 0, sizeof(*e));
+	e->ino = to_ino(m, nid);
+	e->generation = 1;
+	e->attr_timeout = FOREVER;
+	e->entry_timeout = FOREVER;
+	fill_stat(m, &s, &e->attr);
+	return 0;
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	conn->max_readahead = UINT_MAX;   /* libfuse lowers it to the kernel's */
+	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	if (conn->capable & FUSE_CAP_READDIRPLUS)
+		conn->want |= FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO;
+	if (conn->capable & FUSE_CAP_PARALLEL_DIROPS)
+		conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+	conn->want &= ~(unsigned int)FUSE_CAP_AUTO_INVAL_DATA;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct mount_ctx *m = fuse_req_userdata(req);
+	struct fuse_entry_param e;
+	ek_inode *dir;
+	ek_nid nid;
+	int ret = ek_inode_get(m->img, to_nid(m, parent), &dir, NULL);
+
+	if (!ret) {
+		ret = ek_lookup_child(dir, name, strlen(name), &nid, NULL);
+		ek_inode_put(dir);
+	}
+	if (!ret)
+		ret = entry_of(m, nid, &e);
+	if (ret)
+		fuse_reply_err(req, ret == -ENOENT ? ENOENT : errno_of(ret));
+	else
+		fuse_reply_entry(req, &e);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct mount_ctx *m = fuse_req_userdata(req);
+	struct stat st;
+	ek_stat s;
+	int ret = ek_stat_nid(m->img, to_nid(m, ino), &s, NULL);
+
+	(void)fi;
+	if (ret) {
+		fuse_reply_err(req, errno_of(ret));
+		return;
+	}
+	fill_stat(m, &s, &st);
+	fuse_reply_attr(req, &st, FOREVER);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct mount_ctx *m = fuse_req_userdata(req);
+	char target[4096];
+	ek_inode *inode;
+	ssize_t len = -EIO;
+	int ret = ek_inode_get(m->img, to_nid(m, ino), &inode, NULL);
+
+	if (!ret) {
+		len = ek_readlink(inode, target, sizeof(target), NULL);
+		ek_inode_put(inode);
+	}
+	if (ret || len < 0)
+		fuse_reply_err(req, errno_of(ret ? ret : (int)len));
+	else
+		fuse_reply_readlink(req, target);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct mount_ctx *m = fuse_req_userdata(req);
+	ek_inode *inode;
+	int ret;
+
+	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	ret = ek_inode_get(m->img, to_nid(m, ino), &inode, NULL);
+	if (ret) {
+		fuse_reply_err(req, errno_of(ret));
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)inode;
+	fi->keep_cache = 1;
+	fuse_reply_open(req, fi);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	ek_inode *inode = (ek_inode *)(uintptr_t)fi->fh;
+	char *buf = malloc(size ? size : 1);
+	ssize_t n;
+
+	(void)ino;
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = ek_read(inode, buf, size, (uint64_t)off, NULL);
+	if (n < 0)
+		fuse_reply_err(req, errno_of((int)n));
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	ek_inode_put((ek_inode *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct mount_ctx *m = fuse_req_userdata(req);
+	ek_inode *dir;
+	int ret = ek_inode_get(m->img, to_nid(m, ino), &dir, NULL);
+
+	if (ret) {
+		fuse_reply_err(req, errno_of(ret));
+		return;
+	}
+	if (!S_ISDIR(ek_inode_stat(dir)->mode)) {
+		ek_inode_put(dir);
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)dir;
+	fi->keep_cache = 1;
+	fi->cache_readdir = 1;
+	fuse_reply_open(req, fi);
+}
+
+struct dir_fill {
+	fuse_req_t req;
+	struct mount_ctx *m;
+	char *buf;
+	size_t size, used;
+	bool plus;
+	int error;
+};
+
+static int fill_one(void *ctx, const ek_dirent *d)
+{
+	struct dir_fill *f = ctx;
+	char name[256];
+	size_t need;
+
+	memcpy(name, d->name, d->name_len);
+	name[d->name_len] = '\0';
+	if (f->plus) {
+		struct fuse_entry_param e;
+		bool dot = !strcmp(name, ".") || !strcmp(name, "..");
+
+		memset(&e, 0, sizeof(e));
+		if (dot) {
+			/* Not a lookup: the kernel keeps no reference to it. */
+			e.attr.st_ino = d->nid;
+			e.attr.st_mode = S_IFDIR;
+		} else {
+			int ret = entry_of(f->m, d->nid, &e);
+
+			if (ret) {
+				f->error = errno_of(ret);
+				return 1;
+			}
+		}
+		need = fuse_add_direntry_plus(f->req, f->buf + f->used, f->size - f->used,
+					      name, &e, (off_t)d->next_offset);
+	} else {
+		struct stat st;
+
+		memset(&st, 0, sizeof(st));
+		st.st_ino = d->nid;
+		st.st_mode = (mode_t)(d->type == EK_FT_DIR ? S_IFDIR : d->type == EK_FT_LNK ? S_IFLNK
+				      : d->type == EK_FT_CHR ? S_IFCHR : d->type == EK_FT_BLK ? S_IFBLK
+				      : d->type == EK_FT_FIFO ? S_IFIFO : d->type == EK_FT_SOCK ? S_IFSOCK
+				      : S_IFREG);
+		need = fuse_add_direntry(f->req, f->buf + f->used, f->size - f->used, name,
+					 &st, (off_t)d->next_offset);
+	}
+	if (need > f->size - f->used)
+		return 1;   /* full: the kernel asks again from next_offset */
+	f->used += need;
+	return 0;
+}
+
+static void readdir_common(fuse_req_t req, size_t size, off_t off,
+			   struct fuse_file_info *fi, bool plus)
+{
+	struct dir_fill f = {
+		.req = req, .m = fuse_req_userdata(req), .size = size, .plus = plus,
+	};
+	int ret;
+
+	f.buf = malloc(size ? size : 1);
+	if (!f.buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ret = ek_readdir((ek_inode *)(uintptr_t)fi->fh, (uint64_t)off, fill_one, &f, NULL);
+	if (ret < 0 || (f.error && !f.used))
+		fuse_reply_err(req, f.error ? f.error : errno_of(ret));
+	else
+		fuse_reply_buf(req, f.buf, f.used);
+	free(f.buf);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	(void)ino;
+	readdir_common(req, size, off, fi, false);
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			   struct fuse_file_info *fi)
+{
+	(void)ino;
+	readdir_common(req, size, off, fi, true);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	ek_inode_put((ek_inode *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct mount_ctx *m = fuse_req_userdata(req);
+	struct statvfs sv;
+	ek_super_info sb;
+
+	(void)ino;
+	ek_get_super_info(m->img, &sb);
+	memset(&sv, 0, sizeof(sv));
+	sv.f_bsize = sb.block_size;
+	sv.f_frsize = sb.block_size;
+	sv.f_blocks = sb.blocks;
+	sv.f_files = sb.inodes;
+	sv.f_namemax = 255;
+	fuse_reply_statfs(req, &sv);
+}
+
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct mount_ctx *m = fuse_req_userdata(req);
+	ek_inode *inode;
+	char *buf = NULL;
+	ssize_t n;
+	int ret = ek_inode_get(m->img, to_nid(m, ino), &inode, NULL);
+
+	if (ret) {
+		fuse_reply_err(req, errno_of(ret));
+		return;
+	}
+	if (size && !(buf = malloc(size))) {
+		ek_inode_put(inode);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = ek_xattr_get(inode, name, buf, size, NULL);
+	ek_inode_put(inode);
+	if (n < 0)
+		fuse_reply_err(req, n == -ENODATA || n == -ERANGE ? (int)-n : errno_of((int)n));
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct mount_ctx *m = fuse_req_userdata(req);
+	ek_inode *inode;
+	char *buf = NULL;
+	ssize_t n;
+	int ret = ek_inode_get(m->img, to_nid(m, ino), &inode, NULL);
+
+	if (ret) {
+		fuse_reply_err(req, errno_of(ret));
+		return;
+	}
+	if (size && !(buf = malloc(size))) {
+		ek_inode_put(inode);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	n = ek_xattr_list(inode, buf, size, NULL);
+	ek_inode_put(inode);
+	if (n < 0)
+		fuse_reply_err(req, n == -ERANGE ? ERANGE : errno_of((int)n));
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)n);
+	else
+		fuse_reply_buf(req, buf, (size_t)n);
+	free(buf);
+}
+
+static const struct fuse_lowlevel_ops ops = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.getattr = op_getattr,
+	.readlink = op_readlink,
+	.open = op_open,
+	.read = op_read,
+	.release = op_release,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.readdirplus = op_readdirplus,
+	.releasedir = op_releasedir,
+	.statfs = op_statfs,
+	.getxattr = op_getxattr,
+	.listxattr = op_listxattr,
+};
+
+/* Split -o: our options into oo/m, the rest back for FUSE. */
+static int parse_options(const char *arg, ek_open_options *oo, struct mount_ctx *m,
+			 char **fuse_opts)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	size_t used = strlen(*fuse_opts);
+	uint64_t v;
+	int64_t iv;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(tok, "cache=", 6)) {
+			if (!cli_parse_size(tok + 6, &v))
+				goto bad;
+			oo->cache_bytes = (size_t)v;
+		} else if (!strncmp(tok, "io=", 3)) {
+			if (!strcmp(tok + 3, "pread"))
+				oo->io = EK_IO_PREAD;
+			else if (!strcmp(tok + 3, "uring"))
+				oo->io = EK_IO_URING;
+			else
+				goto bad;
+		} else if (!strncmp(tok, "engine=", 7)) {
+			oo->deflate_engine = strdup(tok + 7);
+		} else if (!strncmp(tok, "workers=", 8)) {
+			if (!cli_parse_size(tok + 8, &v) || v > 1024)
+				goto bad;
+			oo->workers = (unsigned int)v;
+		} else if (!strncmp(tok, "uid=", 4) || !strncmp(tok, "gid=", 4)) {
+			if (!cli_parse_int(tok + 4, &iv) || iv < 0 || iv > UINT32_MAX)
+				goto bad;
+			if (tok[0] == 'u')
+				m->uid = iv;
+			else
+				m->gid = iv;
+		} else {
+			char *grown = realloc(*fuse_opts, used + strlen(tok) + 2);
+
+			if (!grown)
+				goto bad;
+			*fuse_opts = grown;
+			used += (size_t)sprintf(grown + used, "%s%s", used ? "," : "", tok);
+		}
+	}
+	free(copy);
+	return 0;
+bad:
+	cli_error(CMD, "invalid mount option '%s'", tok);
+	free(copy);
+	return -1;
+}
+
+int cmd_mount(int argc, char **argv)
+{
+	struct mount_ctx m = { .uid = -1, .gid = -1 };
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_loop_config *loop;
+	struct fuse_session *se;
+	ek_open_options oo;
+	ek_super_info sb;
+	char *fuse_opts = calloc(1, 1), *image = NULL, *dir = NULL, *arg_image = NULL;
+	bool foreground = false, debug = false;
+	int i, ret = EXIT_USAGE;
+	ek_error err;
+
+	ek_open_options_init(&oo);
+	oo.cache_bytes = 256u << 20;
+	oo.readahead = 1;
+	oo.workers = 0;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			free(fuse_opts);
+			return EXIT_OK;
+		} else if (!strcmp(argv[i], "-f")) {
+			foreground = true;
+		} else if (!strcmp(argv[i], "-d")) {
+			debug = foreground = true;
+		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+			if (parse_options(argv[++i], &oo, &m, &fuse_opts))
+				goto out;
+		} else if (!strncmp(argv[i], "-o", 2) && argv[i][2]) {
+			if (parse_options(argv[i] + 2, &oo, &m, &fuse_opts))
+				goto out;
+		} else if (argv[i][0] == '-') {
+			cli_error(CMD, "unknown option '%s'", argv[i]);
+			usage(stderr);
+			goto out;
+		} else if (!arg_image) {
+			arg_image = argv[i];
+		} else if (!dir) {
+			dir = argv[i];
+		} else {
+			cli_error(CMD, "unexpected argument '%s'", argv[i]);
+			goto out;
+		}
+	}
+	if (!arg_image || !dir) {
+		cli_error(CMD, "expected IMAGE and DIR");
+		usage(stderr);
+		goto out;
+	}
+	if (!oo.workers)
+		oo.workers = (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
+	/* The server changes to / when it detaches: keep an absolute path. */
+	image = realpath(arg_image, NULL);
+	if (!image) {
+		cli_error(CMD, "%s: %s", arg_image, strerror(errno));
+		goto out;
+	}
+	/* Open once here so that a bad image fails before anything is
+	 * mounted; the server reopens it after daemonizing (threads do not
+	 * survive the fork). */
+	if (ek_open(image, &oo, &m.img, &err)) {
+		cli_error(CMD, "%s", err.message);
+		ret = err.code == -EUCLEAN || err.code == -EOPNOTSUPP ? EXIT_CORRUPT : EXIT_USAGE;
+		goto out;
+	}
+	ek_close(m.img);
+	m.img = NULL;
+
+	fuse_opt_add_arg(&args, "erofskit");
+	fuse_opt_add_arg(&args, "-o");
+	{
+		char base[PATH_MAX + 64];
+
+		snprintf(base, sizeof(base), "ro,default_permissions,fsname=%s,subtype=erofskit%s%s",
+			 image, *fuse_opts ? "," : "", fuse_opts);
+		fuse_opt_add_arg(&args, base);
+	}
+	if (debug)
+		fuse_opt_add_arg(&args, "-d");
+	se = fuse_session_new(&args, &ops, sizeof(ops), &m);
+	if (!se) {
+		cli_error(CMD, "cannot create the FUSE session (bad options?)");
+		goto out;
+	}
+	if (fuse_set_signal_handlers(se) || fuse_session_mount(se, dir)) {
+		cli_error(CMD, "cannot mount on %s", dir);
+		fuse_session_destroy(se);
+		goto out;
+	}
+	if (fuse_daemonize(foreground)) {
+		fuse_session_unmount(se);
+		fuse_session_destroy(se);
+		goto out;
+	}
+	if (ek_open(image, &oo, &m.img, &err)) {
+		fprintf(stderr, "erofskit mount: %s\n", err.message);
+		fuse_session_unmount(se);
+		fuse_session_destroy(se);
+		goto out;
+	}
+	ek_get_super_info(m.img, &sb);
+	m.root = sb.root_nid;
+	m.blksz = sb.block_size;
+	loop = fuse_loop_cfg_create();
+	fuse_loop_cfg_set_max_threads(loop, oo.workers * 4 > 16 ? oo.workers * 4 : 16);
+	ret = fuse_session_loop_mt(se, loop) ? EXIT_USAGE : EXIT_OK;
+	fuse_loop_cfg_destroy(loop);
+	fuse_session_unmount(se);
+	fuse_remove_signal_handlers(se);
+	fuse_session_destroy(se);
+	ek_close(m.img);
+out:
+	fuse_opt_free_args(&args);
+	free(fuse_opts);
+	free(image);
+	return ret;
+}

@@ -4,7 +4,7 @@ SAN_BUILD  ?= build-san
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build build-san demo test test-fast test-san bench fuzz clean
+.PHONY: all deps build build-san demo test test-fast test-san fuzz clean
 
 all: build
 
@@ -37,6 +37,14 @@ test-fast: build
 
 test-san: build-san
 	cd $(SAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer targets (clang), each run FUZZ_SECONDS on a generated corpus.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@scripts/deps.sh --fuzz
+	CC=clang cmake -S . -B build-fuzz -DEROFSKIT_FUZZ=ON -DEROFSKIT_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build build-fuzz -j $(JOBS)
+	tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD) build-fuzz

@@ -10,6 +10,9 @@
 #include "cli.h"
 
 static void vmessage(const char *cmd, const char *kind, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+static void vmessage(const char *cmd, const char *kind, const char *fmt, va_list ap)
 {
 	fprintf(stderr, "erofskit %s: %s", cmd, kind);
 	vfprintf(stderr, fmt, ap);

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "codec/engine.h"
+#include "read/badmemo.h"
 #include "read/cache.h"
 #include "read/readahead.h"
 #include "read/internal.h"
@@ -225,6 +226,7 @@ static int open_common(struct ek_io *io, const ek_open_options *opts,
 	img->io = io;
 	img->size = io->size;
 	ctxpool_init(&img->zbufs, zbuf_new, zbuf_free);
+	img->bad = badmemo_create();
 	if (opts)
 		img->opts = *opts;
 	else
@@ -325,6 +327,7 @@ void ek_close(ek_image *img)
 	if (!img)
 		return;
 	readahead_destroy(img->readahead);
+	badmemo_destroy(img->bad);
 	ek_cache_destroy(img->cache);
 	if (img->packed)
 		ek_inode_put(img->packed);

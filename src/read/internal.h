@@ -69,6 +69,7 @@ struct ek_image {
 	struct fragment_cache *fragments;
 
 	struct ctxpool zbufs;          /* scratch buffers for decompression */
+	struct badmemo *bad;           /* extents that failed to decode */
 	struct ek_cache *cache;        /* decompressed clusters, may be NULL */
 	struct ek_readahead *readahead;/* background decompression, may be NULL */
 };

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "codec/engine.h"
+#include "read/badmemo.h"
 #include "read/cache.h"
 #include "read/internal.h"
 #include "read/readahead.h"
@@ -129,11 +130,19 @@ static int decode_sync(ek_inode *inode, const ek_extent *e, uint8_t *out,
 {
 	ek_image *img = inode->img;
 	struct ek_dreq req = { .algorithm = e->algorithm };
-	struct zbuf *zb = ctxpool_get(&img->zbufs);
+	struct zbuf *zb;
+	ek_error local;
 	size_t skip;
 	bool legacy;
 	int ret;
 
+	if (!err)
+		err = &local;   /* the failure is remembered even if not shown */
+	ret = badmemo_check(img->bad, inode->nid, e->logical, err);
+
+	if (ret)
+		return ret;
+	zb = ctxpool_get(&img->zbufs);
 	if (!zb)
 		return ek_fail(err, -ENOMEM, "out of memory");
 	if (grow(&zb->in, &zb->in_cap, (size_t)e->physical_length)) {
@@ -158,6 +167,8 @@ static int decode_sync(ek_inode *inode, const ek_extent *e, uint8_t *out,
 	if (ret)
 		ret = decode_failed(inode, e, ret, req.why, err);
 out:
+	if (ret == -EUCLEAN)
+		badmemo_add(img->bad, inode->nid, e->logical, err);
 	ctxpool_put(&img->zbufs, zb);
 	return ret;
 }
@@ -223,6 +234,9 @@ int zdata_fill_cache(ek_inode *inode, uint64_t off, uint64_t end, ek_error *err)
 		if (it->e.kind != EK_EXTENT_COMPRESSED ||
 		    ek_cache_contains(img->cache, inode->nid, it->e.logical))
 			continue;
+		ret = badmemo_check(img->bad, inode->nid, it->e.logical, err);
+		if (ret)
+			break;
 		it->ce = ek_cache_alloc(img->cache, (size_t)it->e.length);
 		it->in = malloc((size_t)it->e.physical_length);
 		it->ready = 0;
@@ -288,9 +302,15 @@ int zdata_fill_cache(ek_inode *inode, uint64_t off, uint64_t end, ek_error *err)
 			struct batch_item *it = &items[i];
 
 			if (it->req.result) {
-				if (!ret)
-					ret = decode_failed(inode, &it->e, it->req.result,
-							    it->req.why, err);
+				ek_error one;
+
+				decode_failed(inode, &it->e, it->req.result, it->req.why, &one);
+				badmemo_add(img->bad, inode->nid, it->e.logical, &one);
+				if (!ret) {
+					ret = one.code;
+					if (err)
+						*err = one;
+				}
 				continue;
 			}
 			ek_cache_insert(img->cache, it->ce, inode->nid, it->e.logical);

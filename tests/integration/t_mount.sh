@@ -15,6 +15,7 @@ for spec in "lz4 -C4096" "lz4hc -C65536" "deflate -C16384" "deflate -C262144" \
 	note "$spec"
 	"$EROFSKIT" mkfs -q -z$1 $2 "$T/img" "$T/src"
 	check_mount "$T/img" "$T/src.json" "$spec" "io=pread"
+	[ "${EROFSKIT_SANITIZED:-0}" = 1 ] && continue   # uring: once below
 	check_mount "$T/img" "$T/src.json" "$spec" "io=uring,cache=8M"
 done
 note "uncompressed, -b 512"

@@ -1,0 +1,106 @@
+#!/bin/bash
+# The seeds' fio table on this machine: a ~285 MiB real file in images
+# compressed with deflate level 9 at several cluster sizes, read with fio
+# exactly as the seeds ran it (4 KiB sequential, random, and small random
+# reads of 14 MiB), caches dropped before each run:
+#   - the kernel's own EROFS mount of the same image;
+#   - erofskit mount with each deflate engine and each I/O back end;
+#   - the in-process library (bench/reader.c);
+#   - squashfuse_ll on a squashfs image of the same file (gzip, 128 KiB).
+# Prints markdown tables of MiB/s.  Needs root.
+#
+#   bench/fio.sh [FILE]     default: /tmp/data/one/testfile
+#   CLUSTERS="4096 16384 65536 131072 262144" ENGINES="zlib libdeflate isal"
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/.." && pwd)
+EROFSKIT=${EROFSKIT:-$top/build/erofskit}
+READER=${READER:-$top/build/erofskit-bench-read}
+CLUSTERS=${CLUSTERS:-"4096 16384 65536 131072 262144"}
+ENGINES=${ENGINES:-"zlib libdeflate isal"}
+IOS=${IOS:-"pread uring"}
+FILE=${1:-/tmp/data/one/testfile}
+
+[ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
+if [ ! -f "$FILE" ]; then
+	bash "$top/../shared/bench-data/make-datasets.sh" >&2
+fi
+for t in fio squashfuse_ll mksquashfs; do
+	command -v $t >/dev/null || { echo "needs $t (scripts/deps.sh --bench)" >&2; exit 1; }
+done
+work=$(mktemp -d /tmp/erofskit-fio.XXXXXX)
+mnt=$work/mnt
+mkdir -p "$mnt" "$work/src"
+cleanup() {
+	mountpoint -q "$mnt" && { umount "$mnt" 2>/dev/null || fusermount3 -u "$mnt" 2>/dev/null || umount -l "$mnt"; }
+	rm -rf "$work"
+}
+trap cleanup EXIT
+ln "$FILE" "$work/src/testfile" 2>/dev/null || cp "$FILE" "$work/src/testfile"
+name=testfile
+
+drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+
+# fio_bw FILE MODE: MiB/s of one fio job as the seeds ran it.
+fio_bw() {
+	local extra=()
+	case $2 in
+	seq) extra=(-rw=read) ;;
+	rand) extra=(-rw=randread) ;;
+	small) extra=(-rw=randread --io_size=14m) ;;
+	esac
+	drop
+	fio -filename="$1" -bs=4k "${extra[@]}" -name=job1 --output-format=json 2>/dev/null |
+		python3 -c 'import json,sys; print("%.1f" % (json.load(sys.stdin)["jobs"][0]["read"]["bw"] / 1024))'
+}
+
+row() {   # label: three fio numbers on the current mount
+	printf "| %s | %s | %s | %s |\n" "$1" "$(fio_bw "$mnt/$name" seq)" \
+		"$(fio_bw "$mnt/$name" rand)" "$(fio_bw "$mnt/$name" small)"
+}
+
+echo "## fio on a $(($(stat -c %s "$FILE") >> 20)) MiB file, deflate level 9"
+echo
+echo "Machine: $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), kernel $(uname -r). MiB/s; caches dropped before each run."
+for C in $CLUSTERS; do
+	img=$work/c$C.img
+	"$EROFSKIT" mkfs -q -zdeflate,level=9 -C"$C" "$img" "$work/src"
+	echo
+	echo "### -C $C"
+	echo
+	echo "| reader | seq 4k | randread 4k | randread 4k, 14 MiB |"
+	echo "|---|---|---|---|"
+	mount -t erofs -o loop,ro "$img" "$mnt"
+	row "kernel"
+	umount "$mnt"
+	for engine in $ENGINES; do
+		for io in $IOS; do
+			"$EROFSKIT" mount -o "engine=$engine,io=$io" "$img" "$mnt"
+			row "erofskit mount, $engine, io=$io"
+			fusermount3 -u "$mnt"
+			sleep 0.2
+		done
+	done
+	for engine in $ENGINES; do
+		drop
+		seq=$("$READER" "$img" "/$name" seq "$engine")
+		drop
+		rnd=$("$READER" "$img" "/$name" rand "$engine")
+		drop
+		small=$("$READER" "$img" "/$name" small "$engine")
+		codec=$("$READER" "$img" "/$name" codec "$engine")
+		echo "| library in-process, $engine (single-core decode: $codec) | $seq | $rnd | $small |"
+	done
+done
+
+echo
+echo "### squashfuse_ll (gzip, -b 131072)"
+echo
+echo "| reader | seq 4k | randread 4k | randread 4k, 14 MiB |"
+echo "|---|---|---|---|"
+mksquashfs "$work/src" "$work/sq.img" -noappend -no-progress -quiet -comp gzip \
+	-Xcompression-level 9 -b 131072 >/dev/null
+squashfuse_ll "$work/sq.img" "$mnt"
+row "squashfuse_ll"
+fusermount3 -u "$mnt"

@@ -1,0 +1,65 @@
+#!/bin/bash
+# Seed corpora for the fuzz targets: small images made by erofskit mkfs
+# for every feature, the small upstream fixture images, and compressed
+# streams taken out of those images for the codec target.
+#   make-seeds.sh EROFSKIT OUTDIR [FIXTURES_DIR]
+set -euo pipefail
+tool=$1 out=$2 fixtures=${3:-}
+mkdir -p "$out/image" "$out/codec"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+src=$work/src
+mkdir -p "$src/d/e" "$src/empty"
+python3 - "$src" <<'PY'
+import os, random, sys
+root = sys.argv[1]
+r = random.Random(1)
+words = [bytes(r.choice(b"abcdefghij") for _ in range(r.randint(2, 8))) for _ in range(100)]
+open(os.path.join(root, "text"), "wb").write(b" ".join(r.choice(words) for _ in range(6000)))
+open(os.path.join(root, "random"), "wb").write(bytes(r.randrange(256) for _ in range(9000)))
+open(os.path.join(root, "small"), "wb").write(b"hello\n")
+open(os.path.join(root, "d", "e", "deep"), "wb").write(b"x" * 5000)
+os.symlink("text", os.path.join(root, "link"))
+os.link(os.path.join(root, "small"), os.path.join(root, "d", "hardlink"))
+for i in range(40):
+    open(os.path.join(root, "d", "f%02d" % i), "wb").write(b"%d" % i * 50)
+os.setxattr(os.path.join(root, "text"), "user.a", b"1" * 100)
+os.setxattr(os.path.join(root, "small"), "user.shared", b"s")
+os.setxattr(os.path.join(root, "random"), "user.shared", b"s")
+with open(os.path.join(root, "sparse"), "wb") as f:
+    f.truncate(3 << 20)
+    f.seek(1 << 20)
+    f.write(b"data in the middle")
+PY
+mkfifo "$src/fifo"
+n=0
+for opts in "" "-b 512" "-zlz4" "-zlz4hc -C16384" "-zdeflate" "-zzstd -C65536" \
+	    "-zlzma -C8192" "-b 512 -zlz4hc -C4096" "-zdeflate,9 -b 1024"; do
+	# shellcheck disable=SC2086
+	"$tool" mkfs -q -T 0 $opts "$out/image/ours-$n.img" "$src"
+	n=$((n + 1))
+done
+if [ -n "$fixtures" ] && [ -d "$fixtures" ]; then
+	for img in "$fixtures"/*.img; do
+		[ "$(stat -c %s "$img")" -le $((2 << 20)) ] && cp "$img" "$out/image/"
+	done
+fi
+# Compressed streams: the pclusters of a few files, with the codec
+# target's 4-byte header (algorithm, wanted length).
+for img in "$out"/image/ours-*.img; do
+	"$tool" dump --json --path /text "$img" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+algs = {"lz4": 0, "lzma": 1, "deflate": 2, "zstd": 3}
+img = sys.argv[1]; out = sys.argv[2]
+for i, e in enumerate(d["extents"]):
+    if e["kind"] != "compressed":
+        continue
+    with open(img, "rb") as f:
+        f.seek(e["physical"]); data = f.read(e["physical_length"]).lstrip(b"\0")
+    n = e["length"] - 1
+    hdr = bytes([algs[e["algorithm"]], n & 255, (n >> 8) & 255, (n >> 16) & 15])
+    open("%s/%s-%d.bin" % (out, img.split("/")[-1], i), "wb").write(hdr + data)
+' "$img" "$out/codec"
+done

@@ -1,0 +1,30 @@
+#!/bin/bash
+# Run every fuzz target for SECONDS each on its seed corpus.
+#   run.sh BUILD_DIR [SECONDS]
+# A crash, leak or sanitizer report stops the run with the reproducer
+# saved as BUILD_DIR/crash-*.
+set -euo pipefail
+build=$1 seconds=${2:-60}
+here=$(cd "$(dirname "$0")" && pwd)
+shared=${EROFSKIT_SHARED:-$(cd "$here/../../.." && pwd)/shared}
+corpus=$build/corpus
+if [ ! -d "$corpus/image" ]; then
+	bash "$here/make-seeds.sh" "$build/erofskit" "$corpus" "$shared/fixtures/images"
+fi
+mkdir -p "$corpus/check" "$build/findings"
+cp -n "$corpus"/image/* "$corpus/check/" 2>/dev/null || true
+for target in fuzz_image fuzz_check fuzz_codec; do
+	case $target in
+	fuzz_codec) dir=$corpus/codec ;;
+	fuzz_check) dir=$corpus/check ;;
+	*) dir=$corpus/image ;;
+	esac
+	echo "== $target: $seconds s on $(ls "$dir" | wc -l) seeds"
+	"$build/$target" -max_total_time="$seconds" -max_len=2097152 -timeout=30 \
+		-rss_limit_mb=3072 -print_final_stats=1 -artifact_prefix="$build/findings/" \
+		"$dir" 2>&1 | grep -E "^(stat::|#[0-9]+ *DONE|==[0-9]+==|SUMMARY|INFO: Running)" | grep -v "INFO: Running with" || true
+	if ls "$build/findings/"crash-* "$build/findings/"leak-* "$build/findings/"timeout-* >/dev/null 2>&1; then
+		echo "FUZZ FAILURE in $target: reproducers in $build/findings/" >&2
+		exit 1
+	fi
+done

@@ -24,6 +24,7 @@ static void usage(FILE *f)
 "  --ls P         list the directory P\n"
 "  --cat P        write the contents of file P to standard output\n"
 "  --json         machine-readable output (with --path, --ls or alone)\n"
+"  --engine NAME  deflate decoder: libdeflate (default), isal, zlib\n"
 "  -h, --help     this text\n"
 "\n"
 "examples:\n"
@@ -417,7 +418,7 @@ static int dump_cat(ek_image *img, const char *path, ek_error *err)
 	return ret;
 }
 
-enum { OPT_PATH = 256, OPT_LS, OPT_CAT, OPT_JSON };
+enum { OPT_PATH = 256, OPT_LS, OPT_CAT, OPT_JSON, OPT_ENGINE };
 
 int cmd_dump(int argc, char **argv)
 {
@@ -426,15 +427,18 @@ int cmd_dump(int argc, char **argv)
 		{ "ls", required_argument, NULL, OPT_LS },
 		{ "cat", required_argument, NULL, OPT_CAT },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "engine", required_argument, NULL, OPT_ENGINE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = NULL;
+	ek_open_options oo;
 	int mode = 0, c, ret;
 	bool json = false;
 	ek_image *img;
 	ek_error err;
 
+	ek_open_options_init(&oo);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -451,6 +455,9 @@ int cmd_dump(int argc, char **argv)
 		case OPT_JSON:
 			json = true;
 			break;
+		case OPT_ENGINE:
+			oo.deflate_engine = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
@@ -464,7 +471,7 @@ int cmd_dump(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	ret = ek_open(argv[optind], NULL, &img, &err);
+	ret = ek_open(argv[optind], &oo, &img, &err);
 	if (ret) {
 		cli_error(CMD, "%s", err.message);
 		return ret == -EUCLEAN || ret == -EOPNOTSUPP ? EXIT_CORRUPT : EXIT_USAGE;

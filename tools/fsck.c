@@ -26,6 +26,8 @@ static void usage(FILE *f)
 "  --no-owner            do not restore owners (default when not root)\n"
 "  --no-xattrs           do not restore extended attributes\n"
 "  --workers N           threads (default: online CPUs; 1 = single-threaded)\n"
+"  --engine NAME         deflate decoder: libdeflate (default), isal, zlib\n"
+"                        (also $EROFSKIT_ENGINE)\n"
 "  -q, --quiet           print problems only\n"
 "  -h, --help            this text\n"
 "\n"
@@ -61,7 +63,7 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 	pthread_mutex_unlock(&r->lock);
 }
 
-enum { OPT_EXTRACT = 256, OPT_OVERWRITE, OPT_NO_OWNER, OPT_NO_XATTRS, OPT_WORKERS };
+enum { OPT_EXTRACT = 256, OPT_OVERWRITE, OPT_NO_OWNER, OPT_NO_XATTRS, OPT_WORKERS, OPT_ENGINE };
 
 int cmd_fsck(int argc, char **argv)
 {
@@ -71,6 +73,7 @@ int cmd_fsck(int argc, char **argv)
 		{ "no-owner", no_argument, NULL, OPT_NO_OWNER },
 		{ "no-xattrs", no_argument, NULL, OPT_NO_XATTRS },
 		{ "workers", required_argument, NULL, OPT_WORKERS },
+		{ "engine", required_argument, NULL, OPT_ENGINE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -109,6 +112,9 @@ int cmd_fsck(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			co.workers = (unsigned int)v;
+			break;
+		case OPT_ENGINE:
+			oo.deflate_engine = optarg;
 			break;
 		case 'q':
 			quiet = true;

@@ -102,8 +102,9 @@ int check_walk(struct checker *c);
  * files into a batch; big files are cut into ranges, one job each. */
 struct file_batch;
 struct file_batch *check_batch_new(void);
-/* Take ownership of inode (a regular file whose name was claimed). */
-void check_add_file(struct checker *c, unsigned int worker,
+/* Take ownership of inode (a regular file whose name was claimed); when
+ * extracting, it is created in dirfd, its directory. */
+void check_add_file(struct checker *c, unsigned int worker, int dirfd,
 		    struct file_batch **batch, ek_inode *inode, const char *path,
 		    struct xattr_list *xl);
 /* Hand the rest of a batch off, or run it here when that is cheaper. */

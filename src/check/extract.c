@@ -72,11 +72,21 @@ static int fail_entry(ek_error *err, int code, const char *what, const char *nam
 	return ek_fail(err, code, "%s: cannot %s: %s", name, what, strerror(-code));
 }
 
+/*
+ * Each creator tries first and looks only when something is in the way:
+ * an empty target costs one call per entry.  With --overwrite what is in
+ * the way is removed (never followed) and the creation tried once more.
+ */
 int extract_mkdir(struct extractor *x, int dirfd, const char *name,
 		  ek_error *err)
 {
-	int r = make_room(x, dirfd, name, true);
+	int r;
 
+	if (mkdirat(dirfd, name, 0700) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return fail_entry(err, -errno, "create directory", name);
+	r = make_room(x, dirfd, name, true);
 	if (r < 0)
 		return fail_entry(err, r, "create directory", name);
 	if (r == 0 && mkdirat(dirfd, name, 0700) < 0)
@@ -87,12 +97,18 @@ int extract_mkdir(struct extractor *x, int dirfd, const char *name,
 int extract_create(struct extractor *x, int dirfd, const char *name, int *fd,
 		   ek_error *err)
 {
-	int r = make_room(x, dirfd, name, false);
+	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	int r;
 
+	*fd = openat(dirfd, name, flags, 0600);
+	if (*fd >= 0)
+		return 0;
+	if (errno != EEXIST)
+		return fail_entry(err, -errno, "create file", name);
+	r = make_room(x, dirfd, name, false);
 	if (r < 0)
 		return fail_entry(err, r, "create file", name);
-	*fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		     0600);
+	*fd = openat(dirfd, name, flags, 0600);
 	if (*fd < 0)
 		return fail_entry(err, -errno, "create file", name);
 	return 0;
@@ -101,8 +117,13 @@ int extract_create(struct extractor *x, int dirfd, const char *name, int *fd,
 int extract_symlink(struct extractor *x, int dirfd, const char *name,
 		    const char *target, ek_error *err)
 {
-	int r = make_room(x, dirfd, name, false);
+	int r;
 
+	if (symlinkat(target, dirfd, name) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return fail_entry(err, -errno, "create symlink", name);
+	r = make_room(x, dirfd, name, false);
 	if (r < 0)
 		return fail_entry(err, r, "create symlink", name);
 	if (symlinkat(target, dirfd, name) < 0)
@@ -113,12 +134,18 @@ int extract_symlink(struct extractor *x, int dirfd, const char *name,
 int extract_special(struct extractor *x, int dirfd, const char *name,
 		    const ek_stat *st, ek_error *err)
 {
-	int r = make_room(x, dirfd, name, false);
 	dev_t dev = makedev(st->rdev_major, st->rdev_minor);
+	mode_t mode = (st->mode & S_IFMT) | 0600;
+	int r;
 
+	if (mknodat(dirfd, name, mode, dev) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return fail_entry(err, -errno, "create special file", name);
+	r = make_room(x, dirfd, name, false);
 	if (r < 0)
 		return fail_entry(err, r, "create special file", name);
-	if (mknodat(dirfd, name, (st->mode & S_IFMT) | 0600, dev) < 0)
+	if (mknodat(dirfd, name, mode, dev) < 0)
 		return fail_entry(err, -errno, "create special file", name);
 	return 0;
 }
@@ -151,6 +178,11 @@ int extract_link(struct extractor *x, int dirfd, const char *name,
 	return ret;
 }
 
+static bool zero_block(const unsigned char *p, size_t n)
+{
+	return p[0] == 0 && !memcmp(p, p + 1, n - 1);
+}
+
 int extract_write(int fd, const void *buf, size_t len, uint64_t off,
 		  ek_error *err)
 {
@@ -158,25 +190,33 @@ int extract_write(int fd, const void *buf, size_t len, uint64_t off,
 	const size_t blk = 4096;
 
 	while (len > 0) {
-		size_t n = len < blk ? len : blk;
-		ssize_t w;
+		size_t run = 0, n;
 
-		/* All-zero blocks become holes; ftruncate gives the size. */
-		if (p[0] == 0 && !memcmp(p, p + 1, n - 1)) {
-			p += n;
-			off += n;
-			len -= n;
-			continue;
+		/* All-zero blocks become holes (ftruncate gives the size);
+		 * the blocks between them go out in one write. */
+		while (run < len && zero_block(p + run, len - run < blk ? len - run : blk))
+			run += len - run < blk ? len - run : blk;
+		p += run;
+		off += run;
+		len -= run;
+		for (run = 0; run < len; run += n) {
+			n = len - run < blk ? len - run : blk;
+			if (zero_block(p + run, n))
+				break;
 		}
-		w = pwrite(fd, p, n, (off_t)off);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return ek_fail(err, -errno, "write: %s", strerror(errno));
+		while (run > 0) {
+			ssize_t w = pwrite(fd, p, run, (off_t)off);
+
+			if (w < 0) {
+				if (errno == EINTR)
+					continue;
+				return ek_fail(err, -errno, "write: %s", strerror(errno));
+			}
+			p += w;
+			off += (uint64_t)w;
+			len -= (size_t)w;
+			run -= (size_t)w;
 		}
-		p += w;
-		off += (uint64_t)w;
-		len -= (size_t)w;
 	}
 	return 0;
 }
@@ -205,6 +245,37 @@ static int set_xattrs(struct extractor *x, int dirfd, const char *name,
 		return ek_fail(err, -errno, "%s: cannot set xattr %s: %s", name,
 			       xl->items[i].name, strerror(errno));
 	}
+	return 0;
+}
+
+int extract_set_meta_fd(struct extractor *x, int fd, const char *name,
+			const ek_stat *st, const struct xattr_list *xl,
+			ek_error *err)
+{
+	struct timespec ts[2];
+	size_t i;
+
+	if (x->owner && fchown(fd, st->uid, st->gid) < 0)
+		return ek_fail(err, -errno, "%s: cannot set owner: %s", name, strerror(errno));
+	if (fchmod(fd, st->mode & 07777) < 0)
+		return ek_fail(err, -errno, "%s: cannot set mode: %s", name, strerror(errno));
+	for (i = 0; x->xattrs && xl && i < xl->n; i++) {
+		if (fsetxattr(fd, xl->items[i].name, xl->items[i].value, xl->items[i].len, 0) == 0)
+			continue;
+		if ((errno == EPERM || errno == ENOTSUP) && !x->owner) {
+			if (!x->warned_xattr)
+				fprintf(stderr, "erofskit: warning: cannot set xattr %s on %s: %s (further xattr failures are not reported)\n",
+					xl->items[i].name, name, strerror(errno));
+			x->warned_xattr = true;
+			continue;
+		}
+		return ek_fail(err, -errno, "%s: cannot set xattr %s: %s", name,
+			       xl->items[i].name, strerror(errno));
+	}
+	ts[0].tv_sec = ts[1].tv_sec = (time_t)st->mtime;
+	ts[0].tv_nsec = ts[1].tv_nsec = st->mtime_nsec;
+	if (futimens(fd, ts) < 0)
+		return ek_fail(err, -errno, "%s: cannot set times: %s", name, strerror(errno));
 	return 0;
 }
 

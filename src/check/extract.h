@@ -58,6 +58,11 @@ int extract_set_meta(struct extractor *x, int dirfd, const char *name,
 		     const ek_stat *st, const struct xattr_list *xl,
 		     ek_error *err);
 
+/* The same, through a descriptor of the (regular) file itself. */
+int extract_set_meta_fd(struct extractor *x, int fd, const char *name,
+			const ek_stat *st, const struct xattr_list *xl,
+			ek_error *err);
+
 int xattr_list_collect(ek_inode *inode, struct xattr_list *xl, ek_error *err);
 void xattr_list_free(struct xattr_list *xl);
 

@@ -168,25 +168,16 @@ static void finish_file(struct file_state *f)
 	if (atomic_load(&f->failed))
 		check_problem_inode(c, f->path, st->nid, f->code, f->message);
 	if (f->fd >= 0) {
-		char parent[4096];
-		const char *name;
-		int pfd;
-
+		/* Size, then owner, mode, xattrs and times, all through the
+		 * descriptor: no path is looked up again. */
 		if (ftruncate(f->fd, (off_t)st->size) < 0) {
 			ek_fail(&e, -errno, "cannot set size: %s", strerror(errno));
 			check_io_failure(c, f->path, &e);
+		} else if (!atomic_load(&c->stop) &&
+			   extract_set_meta_fd(&c->x, f->fd, f->path, st, &f->xl, &e)) {
+			check_io_failure(c, f->path, &e);
 		}
 		close(f->fd);
-		if (!atomic_load(&c->stop) &&
-		    !check_split_path(f->path + 1, parent, sizeof(parent), &name)) {
-			if (extract_open_dir(&c->x, parent, &pfd, &e)) {
-				check_io_failure(c, f->path, &e);
-			} else {
-				if (extract_set_meta(&c->x, pfd, name, st, &f->xl, &e))
-					check_io_failure(c, f->path, &e);
-				close(pfd);
-			}
-		}
 	}
 	xattr_list_free(&f->xl);
 	ek_inode_put(f->inode);
@@ -210,15 +201,13 @@ static void run_range(struct pool_job *job, unsigned int worker)
 	free(r);
 }
 
-/* Create the output file (when extracting) and the shared state. */
-static struct file_state *file_open(struct checker *c, ek_inode *inode,
+/* Create the output file in dirfd (when extracting) and the shared state. */
+static struct file_state *file_open(struct checker *c, int dirfd, ek_inode *inode,
 				    const char *path, struct xattr_list *xl)
 {
 	struct file_state *f = calloc(1, sizeof(*f));
-	char parent[4096];
-	const char *name;
+	const char *name = strrchr(path, '/') + 1;
 	ek_error e;
-	int pfd;
 
 	if (!f || !(f->path = strdup(path))) {
 		free(f);
@@ -233,17 +222,8 @@ static struct file_state *file_open(struct checker *c, ek_inode *inode,
 	memset(xl, 0, sizeof(*xl));
 	f->fd = -1;
 	pthread_mutex_init(&f->lock, NULL);
-	if (c->extracting) {
-		if (check_split_path(path + 1, parent, sizeof(parent), &name) ||
-		    extract_open_dir(&c->x, parent, &pfd, &e)) {
-			ek_fail(&e, -ENAMETOOLONG, "cannot open the parent directory");
-			check_io_failure(c, path, &e);
-		} else {
-			if (extract_create(&c->x, pfd, name, &f->fd, &e))
-				check_io_failure(c, path, &e);
-			close(pfd);
-		}
-	}
+	if (dirfd >= 0 && extract_create(&c->x, dirfd, name, &f->fd, &e))
+		check_io_failure(c, path, &e);
 	return f;
 }
 
@@ -290,7 +270,7 @@ void check_flush_batch(struct checker *c, unsigned int worker,
 		check_submit(c, &b->job, worker);
 }
 
-void check_add_file(struct checker *c, unsigned int worker,
+void check_add_file(struct checker *c, unsigned int worker, int dirfd,
 		    struct file_batch **batch, ek_inode *inode, const char *path,
 		    struct xattr_list *xl)
 {
@@ -298,7 +278,7 @@ void check_add_file(struct checker *c, unsigned int worker,
 	struct file_state *f;
 
 	atomic_fetch_add(&c->bytes_total, size);
-	f = file_open(c, inode, path, xl);
+	f = file_open(c, dirfd, inode, path, xl);
 	if (!f)
 		return;
 	if (size > CHECK_BATCH_BYTES && c->pool) {

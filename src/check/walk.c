@@ -298,7 +298,7 @@ static void visit_entry(struct checker *c, struct dir_job *d, unsigned int worke
 			check_problem_inode(c, cpath, en->nid, ret, e.message);
 			xattr_list_free(&xl);
 		}
-		check_add_file(c, worker, batch, child, cpath, &xl);
+		check_add_file(c, worker, dirfd, batch, child, cpath, &xl);
 		child = NULL;   /* the file work owns it now */
 		break;
 	}

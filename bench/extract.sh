@@ -30,23 +30,37 @@ if [ ! -d "$TREE" ]; then
 	fi
 fi
 work=$(mktemp -d /tmp/erofskit-extract.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+trap 'mountpoint -q "$work/target" && umount "$work/target"; rm -rf "$work"' EXIT
 input=$(find "$TREE" -xdev -type f -printf '%s\n' | awk '{s+=$1} END {print s}')
+
+# Every run extracts into a freshly made ext4 (a loop-mounted file), so
+# that each tool meets the same filesystem state: ext4's inode allocator
+# slows down markedly right after many deletions, which would otherwise
+# favour whichever tool runs first.
+target=$work/target
+fresh_target() {
+	mountpoint -q "$target" && umount "$target"
+	rm -f "$work/fs.img"
+	truncate -s 4G "$work/fs.img"
+	mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$work/fs.img"
+	mkdir -p "$target"
+	mount -o loop "$work/fs.img" "$target"
+}
 
 # timed LABEL OUTDIR CMD...: median seconds (caches dropped each time).
 timed() {
-	local out=$2 i
+	local i
 	shift 2
 	: > "$work/times"
 	for i in $(seq "$REPS"); do
-		rm -rf "$out"
+		fresh_target
 		sync
 		echo 3 > /proc/sys/vm/drop_caches
 		/usr/bin/time -f "%e %M" -o "$work/t1" "$@" >/dev/null 2>"$work/err" ||
 			{ cat "$work/err" >&2; echo "FAILED: $*" >&2; echo "- -"; return; }
 		cat "$work/t1" >> "$work/times"
 	done
-	rm -rf "$out"
+	umount "$target"
 	sort -n "$work/times" | awk -v n="$REPS" 'NR == int((n + 1) / 2) {printf "%s %d", $1, $2 / 1024}'
 	echo
 }
@@ -66,17 +80,17 @@ for alg in $ALGS; do
 	# shellcheck disable=SC2046
 	mksquashfs "$TREE" "$work/sq.img" -noappend -no-progress -quiet -b 131072 \
 		-processors "$CPUS" $(squash_comp "$alg") >/dev/null
-	read -r sq _ < <(timed sq "$work/out" unsquashfs -q -n -processors "$CPUS" \
-			 -d "$work/out" "$work/sq.img")
+	read -r sq _ < <(timed sq - unsquashfs -q -n -processors "$CPUS" \
+			 -d "$target/out" "$work/sq.img")
 	for C in $CLUSTERS; do
 		"$EROFSKIT" mkfs -q -z"$alg" -C"$C" "$work/e.img" "$TREE"
-		read -r one rss1 < <(timed one "$work/out" "$EROFSKIT" fsck -q --workers 1 \
-				     --extract "$work/out" "$work/e.img")
-		read -r all rssn < <(timed all "$work/out" "$EROFSKIT" fsck -q --workers "$CPUS" \
-				     --extract "$work/out" "$work/e.img")
+		read -r one rss1 < <(timed one - "$EROFSKIT" fsck -q --workers 1 \
+				     --extract "$target/out" "$work/e.img")
+		read -r all rssn < <(timed all - "$EROFSKIT" fsck -q --workers "$CPUS" \
+				     --extract "$target/out" "$work/e.img")
 		deb=-
 		case $alg in lz4hc*)
-			read -r deb _ < <(timed deb "$work/out" fsck.erofs --extract="$work/out" \
+			read -r deb _ < <(timed deb - fsck.erofs --extract="$target/out" \
 					  "$work/e.img") ;;
 		esac
 		echo "$alg $C $one $all $rss1 $rssn $deb $sq" >> "$rows"
@@ -86,7 +100,7 @@ done
 echo "## Extraction of $TREE ($(find "$TREE" -xdev -type f | wc -l) files, $(awk -v b="$input" 'BEGIN {printf "%.1f", b / 1048576}') MiB)"
 echo
 echo "Machine: $CPUS CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), kernel $(uname -r)."
-echo "Caches dropped before each run; median of $REPS runs; seconds."
+echo "Each run extracts into a freshly made ext4 (loop-mounted); caches dropped before each run; median of $REPS runs; seconds."
 echo
 echo "| algorithm | cluster | 1 worker | $CPUS workers | improvement | speed-up | peak RSS MiB (1 / $CPUS) | fsck.erofs 1.5 | unsquashfs ($CPUS threads, 128K) |"
 echo "|---|---|---|---|---|---|---|---|---|"

@@ -358,7 +358,8 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_statfs(req, &sv);
 }
 
-static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+/* getxattr (name) and listxattr (no name): size 0 asks for the length. */
+static void reply_xattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct mount_ctx *m = fuse_req_userdata(req);
 	ek_inode *inode;
@@ -375,7 +376,8 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	n = ek_xattr_get(inode, name, buf, size, NULL);
+	n = name ? ek_xattr_get(inode, name, buf, size, NULL)
+		 : ek_xattr_list(inode, buf, size, NULL);
 	ek_inode_put(inode);
 	if (n < 0)
 		fuse_reply_err(req, n == -ENODATA || n == -ERANGE ? (int)-n : errno_of((int)n));
@@ -386,32 +388,14 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	free(buf);
 }
 
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	reply_xattr(req, ino, name, size);
+}
+
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	struct mount_ctx *m = fuse_req_userdata(req);
-	ek_inode *inode;
-	char *buf = NULL;
-	ssize_t n;
-	int ret = ek_inode_get(m->img, to_nid(m, ino), &inode, NULL);
-
-	if (ret) {
-		fuse_reply_err(req, errno_of(ret));
-		return;
-	}
-	if (size && !(buf = malloc(size))) {
-		ek_inode_put(inode);
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	n = ek_xattr_list(inode, buf, size, NULL);
-	ek_inode_put(inode);
-	if (n < 0)
-		fuse_reply_err(req, n == -ERANGE ? ERANGE : errno_of((int)n));
-	else if (!size)
-		fuse_reply_xattr(req, (size_t)n);
-	else
-		fuse_reply_buf(req, buf, (size_t)n);
-	free(buf);
+	reply_xattr(req, ino, NULL, size);
 }
 
 static const struct fuse_lowlevel_ops ops = {

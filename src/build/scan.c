@@ -18,6 +18,7 @@
 #include "build/build.h"
 #include "format/xattr.h"
 #include "util/error.h"
+#include "util/path.h"
 
 /* ------------------------------------------------------------ hard links */
 
@@ -259,19 +260,6 @@ static int cmp_dentry(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static char *join(const char *dir, const char *name)
-{
-	size_t a = strlen(dir), n = strlen(name);
-	char *p = malloc(a + n + 2);
-
-	if (p) {
-		memcpy(p, dir, a);
-		p[a] = '/';
-		memcpy(p + a + 1, name, n + 1);
-	}
-	return p;
-}
-
 /* Read, sort and create the children of one directory. */
 static int scan_children(struct build *b, struct binode *dir, const char *path)
 {
@@ -323,7 +311,7 @@ static int scan_children(struct build *b, struct binode *dir, const char *path)
 
 	for (i = 0; i < dir->nchildren && !ret; i++) {
 		struct bdentry *e = &dir->children[i];
-		char *child = join(path, e->name);
+		char *child = path_join(path, e->name);
 		struct link_entry *link;
 		struct stat st;
 
@@ -372,7 +360,7 @@ static int scan_dir(struct build *b, struct binode *dir, const char *path,
 		if (!S_ISDIR(e->inode->mode))
 			continue;
 		subdirs++;
-		child = join(path, e->name);
+		child = path_join(path, e->name);
 		if (!child)
 			return ek_fail(b->err, -ENOMEM, "out of memory");
 		ret = scan_dir(b, e->inode, child, depth + 1);

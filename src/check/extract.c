@@ -77,77 +77,77 @@ static int fail_entry(ek_error *err, int code, const char *what, const char *nam
  * an empty target costs one call per entry.  With --overwrite what is in
  * the way is removed (never followed) and the creation tried once more.
  */
-int extract_mkdir(struct extractor *x, int dirfd, const char *name,
-		  ek_error *err)
+typedef int (*create_fn)(int dirfd, const char *name, void *arg);
+
+static int create_entry(struct extractor *x, int dirfd, const char *name,
+			bool want_dir, const char *what, create_fn fn, void *arg,
+			ek_error *err)
 {
 	int r;
 
-	if (mkdirat(dirfd, name, 0700) == 0)
+	if (fn(dirfd, name, arg) == 0)
 		return 0;
 	if (errno != EEXIST)
-		return fail_entry(err, -errno, "create directory", name);
-	r = make_room(x, dirfd, name, true);
+		return fail_entry(err, -errno, what, name);
+	r = make_room(x, dirfd, name, want_dir);
 	if (r < 0)
-		return fail_entry(err, r, "create directory", name);
-	if (r == 0 && mkdirat(dirfd, name, 0700) < 0)
-		return fail_entry(err, -errno, "create directory", name);
+		return fail_entry(err, r, what, name);
+	if (r == 0 && fn(dirfd, name, arg) < 0)
+		return fail_entry(err, -errno, what, name);
 	return 0;
+}
+
+static int do_mkdir(int dirfd, const char *name, void *arg)
+{
+	(void)arg;
+	return mkdirat(dirfd, name, 0700);
+}
+
+static int do_create(int dirfd, const char *name, void *arg)
+{
+	int *fd = arg;
+
+	*fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	return *fd < 0 ? -1 : 0;
+}
+
+static int do_symlink(int dirfd, const char *name, void *arg)
+{
+	return symlinkat(arg, dirfd, name);
+}
+
+static int do_mknod(int dirfd, const char *name, void *arg)
+{
+	const ek_stat *st = arg;
+
+	return mknodat(dirfd, name, (st->mode & S_IFMT) | 0600,
+		       makedev(st->rdev_major, st->rdev_minor));
+}
+
+int extract_mkdir(struct extractor *x, int dirfd, const char *name,
+		  ek_error *err)
+{
+	return create_entry(x, dirfd, name, true, "create directory", do_mkdir, NULL, err);
 }
 
 int extract_create(struct extractor *x, int dirfd, const char *name, int *fd,
 		   ek_error *err)
 {
-	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-	int r;
-
-	*fd = openat(dirfd, name, flags, 0600);
-	if (*fd >= 0)
-		return 0;
-	if (errno != EEXIST)
-		return fail_entry(err, -errno, "create file", name);
-	r = make_room(x, dirfd, name, false);
-	if (r < 0)
-		return fail_entry(err, r, "create file", name);
-	*fd = openat(dirfd, name, flags, 0600);
-	if (*fd < 0)
-		return fail_entry(err, -errno, "create file", name);
-	return 0;
+	return create_entry(x, dirfd, name, false, "create file", do_create, fd, err);
 }
 
 int extract_symlink(struct extractor *x, int dirfd, const char *name,
 		    const char *target, ek_error *err)
 {
-	int r;
-
-	if (symlinkat(target, dirfd, name) == 0)
-		return 0;
-	if (errno != EEXIST)
-		return fail_entry(err, -errno, "create symlink", name);
-	r = make_room(x, dirfd, name, false);
-	if (r < 0)
-		return fail_entry(err, r, "create symlink", name);
-	if (symlinkat(target, dirfd, name) < 0)
-		return fail_entry(err, -errno, "create symlink", name);
-	return 0;
+	return create_entry(x, dirfd, name, false, "create symlink", do_symlink,
+			    (void *)target, err);
 }
 
 int extract_special(struct extractor *x, int dirfd, const char *name,
 		    const ek_stat *st, ek_error *err)
 {
-	dev_t dev = makedev(st->rdev_major, st->rdev_minor);
-	mode_t mode = (st->mode & S_IFMT) | 0600;
-	int r;
-
-	if (mknodat(dirfd, name, mode, dev) == 0)
-		return 0;
-	if (errno != EEXIST)
-		return fail_entry(err, -errno, "create special file", name);
-	r = make_room(x, dirfd, name, false);
-	if (r < 0)
-		return fail_entry(err, r, "create special file", name);
-	if (mknodat(dirfd, name, mode, dev) < 0)
-		return fail_entry(err, -errno, "create special file", name);
-	return 0;
+	return create_entry(x, dirfd, name, false, "create special file", do_mknod,
+			    (void *)st, err);
 }
 
 int extract_link(struct extractor *x, int dirfd, const char *name,
@@ -221,30 +221,49 @@ int extract_write(int fd, const void *buf, size_t len, uint64_t off,
 	return 0;
 }
 
-static int set_xattrs(struct extractor *x, int dirfd, const char *name,
-		      const struct xattr_list *xl, ek_error *err)
+/* Where xattrs go: a path whose last component is not followed, or an
+ * open descriptor. */
+struct xattr_target {
+	const char *path;
+	int fd;
+};
+
+static int set_xattrs(struct extractor *x, const struct xattr_target *t,
+		      const char *name, const struct xattr_list *xl, ek_error *err)
 {
-	char path[64 + 256];
 	size_t i;
 
-	/* Through the directory's /proc magic link: the final component is
-	 * not followed by the l*xattr calls, intermediate ones are the
-	 * already-open directory itself. */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dirfd, name);
-	for (i = 0; i < xl->n; i++) {
-		if (lsetxattr(path, xl->items[i].name, xl->items[i].value,
-			      xl->items[i].len, 0) == 0)
+	for (i = 0; x->xattrs && xl && i < xl->n; i++) {
+		const struct xattr_item *it = &xl->items[i];
+		int r = t->path ? lsetxattr(t->path, it->name, it->value, it->len, 0)
+				: fsetxattr(t->fd, it->name, it->value, it->len, 0);
+
+		if (r == 0)
 			continue;
 		if ((errno == EPERM || errno == ENOTSUP) && !x->owner) {
 			if (!x->warned_xattr)
 				fprintf(stderr, "erofskit: warning: cannot set xattr %s on %s: %s (further xattr failures are not reported)\n",
-					xl->items[i].name, name, strerror(errno));
+					it->name, name, strerror(errno));
 			x->warned_xattr = true;
 			continue;
 		}
 		return ek_fail(err, -errno, "%s: cannot set xattr %s: %s", name,
-			       xl->items[i].name, strerror(errno));
+			       it->name, strerror(errno));
 	}
+	return 0;
+}
+
+static int set_times(int dirfd, const char *name, int fd, const ek_stat *st,
+		     ek_error *err)
+{
+	struct timespec ts[2];
+	int r;
+
+	ts[0].tv_sec = ts[1].tv_sec = (time_t)st->mtime;
+	ts[0].tv_nsec = ts[1].tv_nsec = st->mtime_nsec;
+	r = fd >= 0 ? futimens(fd, ts) : utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW);
+	if (r < 0)
+		return ek_fail(err, -errno, "%s: cannot set times: %s", name, strerror(errno));
 	return 0;
 }
 
@@ -252,56 +271,35 @@ int extract_set_meta_fd(struct extractor *x, int fd, const char *name,
 			const ek_stat *st, const struct xattr_list *xl,
 			ek_error *err)
 {
-	struct timespec ts[2];
-	size_t i;
+	struct xattr_target t = { NULL, fd };
+	int ret;
 
 	if (x->owner && fchown(fd, st->uid, st->gid) < 0)
 		return ek_fail(err, -errno, "%s: cannot set owner: %s", name, strerror(errno));
 	if (fchmod(fd, st->mode & 07777) < 0)
 		return ek_fail(err, -errno, "%s: cannot set mode: %s", name, strerror(errno));
-	for (i = 0; x->xattrs && xl && i < xl->n; i++) {
-		if (fsetxattr(fd, xl->items[i].name, xl->items[i].value, xl->items[i].len, 0) == 0)
-			continue;
-		if ((errno == EPERM || errno == ENOTSUP) && !x->owner) {
-			if (!x->warned_xattr)
-				fprintf(stderr, "erofskit: warning: cannot set xattr %s on %s: %s (further xattr failures are not reported)\n",
-					xl->items[i].name, name, strerror(errno));
-			x->warned_xattr = true;
-			continue;
-		}
-		return ek_fail(err, -errno, "%s: cannot set xattr %s: %s", name,
-			       xl->items[i].name, strerror(errno));
-	}
-	ts[0].tv_sec = ts[1].tv_sec = (time_t)st->mtime;
-	ts[0].tv_nsec = ts[1].tv_nsec = st->mtime_nsec;
-	if (futimens(fd, ts) < 0)
-		return ek_fail(err, -errno, "%s: cannot set times: %s", name, strerror(errno));
-	return 0;
+	ret = set_xattrs(x, &t, name, xl, err);
+	return ret ? ret : set_times(-1, name, fd, st, err);
 }
 
 int extract_set_meta(struct extractor *x, int dirfd, const char *name,
 		     const ek_stat *st, const struct xattr_list *xl,
 		     ek_error *err)
 {
-	struct timespec ts[2];
-	bool link = S_ISLNK(st->mode);
+	char path[64 + 256];
+	struct xattr_target t = { path, -1 };
 	int ret;
 
 	if (x->owner && fchownat(dirfd, name, st->uid, st->gid, AT_SYMLINK_NOFOLLOW) < 0)
 		return ek_fail(err, -errno, "%s: cannot set owner: %s", name, strerror(errno));
 	/* chown clears set-id bits: the mode comes after it. */
-	if (!link && fchmodat(dirfd, name, st->mode & 07777, 0) < 0)
+	if (!S_ISLNK(st->mode) && fchmodat(dirfd, name, st->mode & 07777, 0) < 0)
 		return ek_fail(err, -errno, "%s: cannot set mode: %s", name, strerror(errno));
-	if (x->xattrs && xl && xl->n) {
-		ret = set_xattrs(x, dirfd, name, xl, err);
-		if (ret)
-			return ret;
-	}
-	ts[0].tv_sec = ts[1].tv_sec = (time_t)st->mtime;
-	ts[0].tv_nsec = ts[1].tv_nsec = st->mtime_nsec;
-	if (utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
-		return ek_fail(err, -errno, "%s: cannot set times: %s", name, strerror(errno));
-	return 0;
+	/* Through the directory's /proc magic link: the final component is
+	 * not followed by lsetxattr, the rest is the open directory itself. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dirfd, name);
+	ret = set_xattrs(x, &t, name, xl, err);
+	return ret ? ret : set_times(dirfd, name, -1, st, err);
 }
 
 static int collect_one(void *ctx, const char *name, size_t name_len,

@@ -15,6 +15,7 @@
 
 #include "check/checker.h"
 #include "util/error.h"
+#include "util/path.h"
 
 #define MAX_DEPTH 2048
 
@@ -84,19 +85,6 @@ static unsigned int type_of_mode(uint32_t mode)
 	case S_IFLNK: return EK_FT_LNK;
 	default: return EK_FT_UNKNOWN;
 	}
-}
-
-static char *child_path(const char *parent, const char *name)
-{
-	size_t a = strlen(parent), b = strlen(name);
-	char *p = malloc(a + b + 2);
-
-	if (p) {
-		memcpy(p, parent, a);
-		p[a] = '/';
-		memcpy(p + a + 1, name, b + 1);
-	}
-	return p;
 }
 
 /*
@@ -241,7 +229,7 @@ static void check_dots(struct checker *c, const struct entries *es,
 static void visit_entry(struct checker *c, struct dir_job *d, unsigned int worker,
 			int dirfd, const struct entry *en, struct file_batch **batch)
 {
-	char *cpath = child_path(d->path, en->name);
+	char *cpath = path_join(d->path, en->name);
 	ek_inode *child = NULL;
 	bool owner;
 	ek_error e;

@@ -27,6 +27,8 @@
 #define CHECK_SMALL_FILE     (256u << 10)
 /* Work per job: bytes of file data. */
 #define CHECK_BATCH_BYTES    (4u << 20)
+/* A big file is cut into at most this many range jobs. */
+#define CHECK_RANGES_MAX     256u
 /* Above this many queued jobs, directory jobs stop handing work off. */
 #define CHECK_QUEUE_LIMIT    256u
 

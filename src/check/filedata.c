@@ -282,9 +282,16 @@ void check_add_file(struct checker *c, unsigned int worker, int dirfd,
 	if (!f)
 		return;
 	if (size > CHECK_BATCH_BYTES && c->pool) {
-		/* Ranges of a big file, each its own job. */
-		atomic_store(&f->pending, (unsigned int)((size + CHECK_BATCH_BYTES - 1) / CHECK_BATCH_BYTES));
-		for (off = 0; off < size; off += CHECK_BATCH_BYTES) {
+		/* Ranges of a big file, each its own job; never more than
+		 * CHECK_RANGES_MAX of them, whatever size the inode claims. */
+		uint64_t step = CHECK_BATCH_BYTES, n;
+
+		if (size / step >= CHECK_RANGES_MAX)
+			step = (size / CHECK_RANGES_MAX + CHECK_BATCH_BYTES) /
+			       CHECK_BATCH_BYTES * CHECK_BATCH_BYTES;
+		n = (size + step - 1) / step;
+		atomic_store(&f->pending, (unsigned int)n);
+		for (off = 0; off < size; off += step) {
 			struct range_job *r = calloc(1, sizeof(*r));
 
 			if (!r) {
@@ -294,7 +301,7 @@ void check_add_file(struct checker *c, unsigned int worker, int dirfd,
 			}
 			r->f = f;
 			r->start = off;
-			r->end = size - off < CHECK_BATCH_BYTES ? size : off + CHECK_BATCH_BYTES;
+			r->end = size - off < step ? size : off + step;
 			r->job.run = run_range;
 			r->job.detached = true;
 			check_submit(c, &r->job, worker);

@@ -255,6 +255,12 @@ int ek_check(ek_image *img, const ek_check_options *opts,
 		opts = &defaults;
 	}
 	c.o = opts;
+	{
+		ek_super_info sb;
+
+		ek_get_super_info(img, &sb);
+		c.block_size = sb.block_size;
+	}
 	c.st = stats ? stats : &local;
 	memset(c.st, 0, sizeof(*c.st));
 	clock_gettime(CLOCK_MONOTONIC, &t0);

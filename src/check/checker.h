@@ -61,6 +61,7 @@ struct checker {
 	ek_image *img;
 	const ek_check_options *o;
 	ek_check_stats *st;
+	uint32_t block_size;         /* = logical cluster size of writers */
 	unsigned int workers;
 	struct pool *pool;           /* NULL: single-threaded */
 	struct worker_buf *bufs;     /* one per worker (index 0 inline) */

@@ -93,7 +93,7 @@ void check_report_problems(struct checker *c)
 			continue;
 		e = nidset_get(&c->seen, p->nid, &fresh);
 		if (e && e->min_path && path_cmp(e->min_path, p->path)) {
-			char *np = strdup(e->min_path);
+			char *np = strdup(*e->min_path ? e->min_path : "/");
 
 			if (np) {
 				free(p->path);

@@ -40,8 +40,9 @@ static int chunk_lookup(ek_inode *inode, uint64_t chunk, bool *hole,
 	}
 	if (*hole)
 		return 0;
-	if (img->ndevices) {
-		/* Readers mask the id with the next power of two minus one. */
+	{
+		/* Readers mask the id with the next power of two of the device
+		 * count minus one (so with no extra devices, id 0 always). */
 		unsigned int mask = 1;
 
 		while (mask < img->ndevices + 1u)

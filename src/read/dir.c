@@ -63,15 +63,37 @@ int ek_readdir(ek_inode *dir, uint64_t offset, ek_readdir_fn fn, void *ctx,
 	nblocks = div_round_up_u64(dir->raw.size, img->blksz);
 	b = offset >> img->blkszbits;
 	first = (unsigned int)((offset & (img->blksz - 1)) / EROFS_DIRENT_SIZE);
+	uint8_t prev[EROFS_NAME_MAX];
+	size_t prev_len = 0;
+
 	blk = malloc(sizeof(*blk));
 	if (!blk)
 		return ek_fail(err, -ENOMEM, "out of memory");
+	/* Lookups bisect over blocks: the order must hold across them too,
+	 * so a walk starting mid-directory first reads the block before. */
+	if (b > 0 && b < nblocks) {
+		ret = load_block(dir, b - 1, blk, err);
+		if (ret)
+			goto out;
+		prev_len = blk->ents[blk->count - 1].name_len;
+		memcpy(prev, blk->ents[blk->count - 1].name, prev_len);
+	}
 	for (; b < nblocks; b++, first = 0) {
 		unsigned int i;
 
 		ret = load_block(dir, b, blk, err);
 		if (ret)
 			break;
+		if (prev_len && fmt_name_cmp(prev, prev_len, blk->ents[0].name,
+					     blk->ents[0].name_len) >= 0) {
+			ret = ek_fail(err, -EUCLEAN,
+				      "directory %llu, block %llu: names out of order across blocks: \"%.*s\" comes after the previous block's last name",
+				      (unsigned long long)dir->nid, (unsigned long long)b,
+				      (int)blk->ents[0].name_len, blk->ents[0].name);
+			break;
+		}
+		prev_len = blk->ents[blk->count - 1].name_len;
+		memcpy(prev, blk->ents[blk->count - 1].name, prev_len);
 		for (i = first; i < blk->count; i++) {
 			ek_dirent d = {
 				.nid = blk->ents[i].nid,

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "read/internal.h"
 
@@ -74,6 +75,9 @@ int fragment_read(ek_image *img, uint64_t off, void *buf, size_t len,
 
 	if (!img->packed)
 		return ek_fail(err, -EUCLEAN, "fragment without a packed inode");
+	if (!S_ISREG(img->packed->st.mode))
+		return ek_fail(err, -EUCLEAN, "packed inode %llu is not a regular file",
+			       (unsigned long long)img->packed->nid);
 	size = img->packed->st.size;
 	if (off > size || len > size - off)
 		return ek_fail(err, -EUCLEAN,

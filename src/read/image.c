@@ -202,9 +202,8 @@ static int load_packed(ek_image *img, ek_error *err)
 		ek_error_prefix(err, "packed inode: ");
 		return ret;
 	}
-	if (!S_ISREG(img->packed->st.mode))
-		return ek_fail(err, -EUCLEAN, "packed inode %llu is not a regular file",
-			       (unsigned long long)img->sb.packed_nid);
+	/* Its type is checked where fragments are read: the kernel mounts
+	 * images whatever it is. */
 	return fragment_cache_create(img, err);
 }
 

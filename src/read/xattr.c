@@ -57,9 +57,8 @@ int xattr_load_prefixes(ek_image *img, ek_error *err)
 			ek_error_prefix(err, "long xattr prefix %u: ", i);
 			return ret;
 		}
-		if (!fmt_xattr_prefix(rec[0]))
-			return ek_fail(err, -EUCLEAN,
-				       "long xattr prefix %u: unknown base prefix index %u", i, rec[0]);
+		/* An unknown base index is not refused (the kernel mounts such
+		 * images): names using it are invisible, as the kernel's. */
 		img->prefixes[i].base_index = rec[0];
 		img->prefixes[i].infix_len = (uint16_t)(len - 1);
 		img->prefixes[i].infix = malloc(len);
@@ -102,6 +101,8 @@ static int full_name(struct walk *w, const struct fmt_xattr_entry_hdr *h,
 				       (unsigned long long)w->inode->nid, k,
 				       img->nprefixes);
 		prefix = fmt_xattr_prefix(img->prefixes[k].base_index);
+		if (!prefix || img->prefixes[k].base_index == EROFS_XATTR_INDEX_LUSTRE)
+			return 1;   /* invisible */
 		infix = img->prefixes[k].infix;
 		ilen = img->prefixes[k].infix_len;
 	} else {

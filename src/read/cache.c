@@ -8,7 +8,6 @@
 #include "util/error.h"
 
 #define SHARDS_MAX 64u
-#define SHARD_MIN_BYTES (16u << 20)  /* a shard must hold big extents */
 #define BUCKETS 256u   /* per shard; chains stay short for any sane budget */
 
 struct shard {
@@ -25,14 +24,19 @@ struct ek_cache {
 	struct shard shards[SHARDS_MAX];
 };
 
+/* splitmix64 of both halves of the key: byte offsets (multiples of 4096)
+ * and small block numbers alike spread over every shard and bucket. */
 static uint64_t key_hash(uint64_t nid, uint64_t la)
 {
-	uint64_t h = nid * 0x9E3779B97F4A7C15ull ^ (la >> 9) * 0xC2B2AE3D27D4EB4Full;
+	uint64_t h = nid * 0x9E3779B97F4A7C15ull + la;
 
+	h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ull;
+	h = (h ^ (h >> 27)) * 0x94D049BB133111EBull;
 	return h ^ (h >> 31);
 }
 
-int ek_cache_create(size_t bytes, struct ek_cache **out, ek_error *err)
+int ek_cache_create(size_t bytes, size_t min_shard, struct ek_cache **out,
+		    ek_error *err)
 {
 	struct ek_cache *c = aligned_alloc(64, sizeof(*c));
 	unsigned int i;
@@ -40,7 +44,7 @@ int ek_cache_create(size_t bytes, struct ek_cache **out, ek_error *err)
 	if (!c)
 		return ek_fail(err, -ENOMEM, "out of memory");
 	memset(c, 0, sizeof(*c));
-	c->nshards = (unsigned int)(bytes / SHARD_MIN_BYTES);
+	c->nshards = (unsigned int)(bytes / (min_shard ? min_shard : 1));
 	if (c->nshards < 1)
 		c->nshards = 1;
 	if (c->nshards > SHARDS_MAX)

@@ -28,7 +28,10 @@ struct ek_cache_entry {
 	int in_cache;
 };
 
-int ek_cache_create(size_t bytes, struct ek_cache **out, ek_error *err);
+/* min_shard: the smallest shard worth having (the largest entry that must
+ * fit in one); more shards mean less contention. */
+int ek_cache_create(size_t bytes, size_t min_shard, struct ek_cache **out,
+		    ek_error *err);
 void ek_cache_destroy(struct ek_cache *c);
 
 /* A referenced entry, or NULL on a miss. */

@@ -35,11 +35,57 @@ int image_read(ek_image *img, uint64_t off, void *buf, size_t len,
 	return 0;
 }
 
+/*
+ * Metadata (inodes, xattrs, directories, indexes) is read in many small
+ * pieces, again and again: it goes through a cache of 4 KiB blocks, so that
+ * a walk costs one read per block rather than one per field.
+ */
+#define META_BLOCK 4096u
+#define METACACHE_BYTES (16u << 20)
+#define META_KEY UINT64_MAX   /* cache key space apart from inodes */
+
+static int cached_meta_read(ek_image *img, uint64_t off, uint8_t *buf,
+			    size_t len, ek_error *err)
+{
+	if (off > img->size || len > img->size - off)
+		return image_read(img, off, buf, len, err);   /* reports it */
+	while (len > 0) {
+		uint64_t blk = off / META_BLOCK, start = blk * META_BLOCK;
+		size_t within = (size_t)(off - start);
+		size_t n = len < META_BLOCK - within ? len : META_BLOCK - within;
+		struct ek_cache_entry *e = ek_cache_get(img->metacache, META_KEY, blk);
+
+		if (!e) {
+			size_t avail = img->size - start < META_BLOCK ?
+				       (size_t)(img->size - start) : META_BLOCK;
+			int ret;
+
+			e = ek_cache_alloc(img->metacache, META_BLOCK);
+			if (!e)
+				return image_read(img, off, buf, len, err);
+			ret = image_read(img, start, e->data, avail, err);
+			if (ret) {
+				ek_cache_put(img->metacache, e);
+				return ret;
+			}
+			memset(e->data + avail, 0, META_BLOCK - avail);
+			ek_cache_insert(img->metacache, e, META_KEY, blk);
+		}
+		memcpy(buf, e->data + within, n);
+		ek_cache_put(img->metacache, e);
+		buf += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
 int meta_read(ek_image *img, bool in_metabox, uint64_t off, void *buf,
 	      size_t len, ek_error *err)
 {
 	if (!in_metabox)
-		return image_read(img, off, buf, len, err);
+		return img->metacache ? cached_meta_read(img, off, buf, len, err)
+				      : image_read(img, off, buf, len, err);
 	if (off > img->metabox_size || len > img->metabox_size - off)
 		return ek_fail(err, -EUCLEAN,
 			       "metadata at offset %llu (+%zu) is past the end of the %llu-byte metabox",
@@ -226,6 +272,8 @@ static int open_common(struct ek_io *io, const ek_open_options *opts,
 	img->size = io->size;
 	ctxpool_init(&img->zbufs, zbuf_new, zbuf_free);
 	img->bad = badmemo_create();
+	/* Best effort: without it metadata is read straight from the image. */
+	ek_cache_create(METACACHE_BYTES, 256u << 10, &img->metacache, NULL);
 	if (opts)
 		img->opts = *opts;
 	else
@@ -257,7 +305,8 @@ static int open_common(struct ek_io *io, const ek_open_options *opts,
 	if (ret)
 		goto fail;
 	if (img->opts.cache_bytes) {
-		ret = ek_cache_create(img->opts.cache_bytes, &img->cache, err);
+		/* a shard must hold the biggest decoded extents */
+		ret = ek_cache_create(img->opts.cache_bytes, 16u << 20, &img->cache, err);
 		if (ret)
 			goto fail;
 		if (img->opts.readahead && img->opts.workers) {
@@ -327,6 +376,7 @@ void ek_close(ek_image *img)
 		return;
 	readahead_destroy(img->readahead);
 	badmemo_destroy(img->bad);
+	ek_cache_destroy(img->metacache);
 	ek_cache_destroy(img->cache);
 	if (img->packed)
 		ek_inode_put(img->packed);

@@ -70,6 +70,7 @@ struct ek_image {
 
 	struct ctxpool zbufs;          /* scratch buffers for decompression */
 	struct badmemo *bad;           /* extents that failed to decode */
+	struct ek_cache *metacache;    /* 4 KiB blocks of metadata */
 	struct ek_cache *cache;        /* decompressed clusters, may be NULL */
 	struct ek_readahead *readahead;/* background decompression, may be NULL */
 };

@@ -11,6 +11,8 @@ struct pool {
 	pthread_cond_t finished;  /* a job completed */
 	struct pool_job *head, *tail;
 	unsigned int pending;     /* queued or running */
+	unsigned int job_waiters; /* in pool_wait / pool_wait_any */
+	unsigned int idle_waiters;/* in pool_wait_idle */
 	bool stop;
 	unsigned int nthreads;
 	pthread_t *threads;
@@ -49,7 +51,10 @@ static void *worker_main(void *arg)
 		if (!detached)
 			job->done = true;
 		p->pending--;
-		pthread_cond_broadcast(&p->finished);
+		/* Wake only who needs it: a walk of many small jobs would
+		 * otherwise wake the waiting thread after every one. */
+		if (p->job_waiters || (!p->pending && p->idle_waiters))
+			pthread_cond_broadcast(&p->finished);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -116,24 +121,30 @@ void pool_submit(struct pool *p, struct pool_job *job)
 void pool_wait(struct pool *p, struct pool_job *job)
 {
 	pthread_mutex_lock(&p->lock);
+	p->job_waiters++;
 	while (!job->done)
 		pthread_cond_wait(&p->finished, &p->lock);
+	p->job_waiters--;
 	pthread_mutex_unlock(&p->lock);
 }
 
 void pool_wait_any(struct pool *p)
 {
 	pthread_mutex_lock(&p->lock);
+	p->job_waiters++;
 	if (p->pending)
 		pthread_cond_wait(&p->finished, &p->lock);
+	p->job_waiters--;
 	pthread_mutex_unlock(&p->lock);
 }
 
 void pool_wait_idle(struct pool *p)
 {
 	pthread_mutex_lock(&p->lock);
+	p->idle_waiters++;
 	while (p->pending)
 		pthread_cond_wait(&p->finished, &p->lock);
+	p->idle_waiters--;
 	pthread_mutex_unlock(&p->lock);
 }
 

@@ -16,7 +16,8 @@ PACKAGES=(
 
 missing=()
 for p in "${PACKAGES[@]}"; do
-	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	if [[ "$status" != *"ok installed"* ]]; then
 		missing+=("$p")
 	fi
 done

@@ -130,8 +130,9 @@ grep -q "^usage: erofskit mkfs \[options\] IMAGE SOURCE_DIR" <("$E" mkfs --help)
 grep -q "^usage: erofskit fsck \[options\] IMAGE" <("$E" fsck --help) || fail "fsck usage line"
 grep -q "^usage: erofskit dump \[options\] IMAGE" <("$E" dump --help) || fail "dump usage line"
 # the top-level help lists every command
+top_help=$("$E" --help)
 for c in mkfs fsck dump; do
-	"$E" --help | grep -qE "^  $c " || fail "erofskit --help does not list $c"
+	grep -qE "^  $c " <<<"$top_help" || fail "erofskit --help does not list $c"
 done
 v=$("$E" --version) || fail "erofskit --version failed"
 want=$(sed -n 's/^project(erofskit VERSION \([0-9.]*\).*/\1/p' "${EROFSKIT_SRC:-$HERE/../..}/CMakeLists.txt")

@@ -31,7 +31,7 @@
 # A runaway allocation must fail, not take the machine: 4 GiB of address
 # space (AddressSanitizer reserves terabytes of it, so that build gets an
 # RSS limit instead, which aborts: a failure too).
-if ldd "$EROFSKIT" 2>/dev/null | grep -q libasan; then
+if [ "${EROFSKIT_SANITIZED:-0}" = 1 ]; then
 	limited() { ASAN_OPTIONS="${ASAN_OPTIONS:-}:hard_rss_limit_mb=4096" "$@"; }
 else
 	limited() { (ulimit -v 4194304 && exec "$@"); }

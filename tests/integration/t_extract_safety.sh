@@ -132,7 +132,7 @@ done
 # 1 GiB of address space; AddressSanitizer reserves terabytes of it, so the
 # sanitized build gets allocation and RSS limits instead (allocations past
 # them fail as under ulimit; the hard limit aborts, which fails the test).
-if ldd "$EROFSKIT" 2>/dev/null | grep -q libasan; then
+if [ "${EROFSKIT_SANITIZED:-0}" = 1 ]; then
 	limited() {
 		ASAN_OPTIONS="${ASAN_OPTIONS:-}:allocator_may_return_null=1:max_allocation_size_mb=1024:soft_rss_limit_mb=1024:hard_rss_limit_mb=2048" "$@"
 	}

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fuse3/fuse_lowlevel.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "cli.h"
 #include "erofskit/erofskit.h"
+#include "mount_store.h"
 
 static const char *const CMD = "mount";
 #define FOREVER 86400.0 * 365   /* cache timeouts: nothing ever changes */
@@ -26,6 +28,14 @@ struct mount_ctx {
 	ek_nid root;
 	int64_t uid, gid;        /* -1: as stored */
 	uint32_t blksz;
+	struct page_store *store;  /* NULL: no page-cache prefill */
+};
+
+/* An open file: its inode and where a sequential reader would read next
+ * (a read elsewhere is random, and worth a page-cache prefill). */
+struct open_file {
+	ek_inode *inode;
+	_Atomic uint64_t next_off;
 };
 
 static void usage(FILE *f)
@@ -180,19 +190,25 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct mount_ctx *m = fuse_req_userdata(req);
-	ek_inode *inode;
+	struct open_file *of;
 	int ret;
 
 	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
 		fuse_reply_err(req, EROFS);
 		return;
 	}
-	ret = ek_inode_get(m->img, to_nid(m, ino), &inode, NULL);
+	of = calloc(1, sizeof(*of));
+	if (!of) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	ret = ek_inode_get(m->img, to_nid(m, ino), &of->inode, NULL);
 	if (ret) {
+		free(of);
 		fuse_reply_err(req, errno_of(ret));
 		return;
 	}
-	fi->fh = (uint64_t)(uintptr_t)inode;
+	fi->fh = (uint64_t)(uintptr_t)of;
 	fi->keep_cache = 1;
 	fuse_reply_open(req, fi);
 }
@@ -200,27 +216,38 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	ek_inode *inode = (ek_inode *)(uintptr_t)fi->fh;
+	struct mount_ctx *m = fuse_req_userdata(req);
+	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
 	char *buf = malloc(size ? size : 1);
+	uint64_t expected;
 	ssize_t n;
 
-	(void)ino;
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	n = ek_read(inode, buf, size, (uint64_t)off, NULL);
-	if (n < 0)
+	n = ek_read(of->inode, buf, size, (uint64_t)off, NULL);
+	if (n < 0) {
 		fuse_reply_err(req, errno_of((int)n));
-	else
-		fuse_reply_buf(req, buf, (size_t)n);
+		free(buf);
+		return;
+	}
+	/* Before the reply: once answered, the file may be released. */
+	expected = atomic_exchange(&of->next_off, (uint64_t)off + (uint64_t)n);
+	fuse_reply_buf(req, buf, (size_t)n);
 	free(buf);
+	/* After it: the reader is not kept waiting for the offer. */
+	if (expected != (uint64_t)off && n > 0)
+		page_store_offer(m->store, ino, to_nid(m, ino), (uint64_t)off, (uint64_t)n);
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+
 	(void)ino;
-	ek_inode_put((ek_inode *)(uintptr_t)fi->fh);
+	ek_inode_put(of->inode);
+	free(of);
 	fuse_reply_err(req, 0);
 }
 
@@ -572,10 +599,12 @@ int cmd_mount(int argc, char **argv)
 	ek_get_super_info(m.img, &sb);
 	m.root = sb.root_nid;
 	m.blksz = sb.block_size;
+	m.store = page_store_start(se, m.img);
 	loop = fuse_loop_cfg_create();
 	fuse_loop_cfg_set_max_threads(loop, oo.workers * 4 > 16 ? oo.workers * 4 : 16);
 	ret = fuse_session_loop_mt(se, loop) ? EXIT_USAGE : EXIT_OK;
 	fuse_loop_cfg_destroy(loop);
+	page_store_stop(m.store);
 	fuse_session_unmount(se);
 	fuse_remove_signal_handlers(se);
 	fuse_session_destroy(se);

@@ -1,0 +1,189 @@
+/*
+ * Page-cache prefill for the FUSE mount: see mount_store.h.
+ */
+#include "mount_store.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define QUEUE_SLOTS 32
+/* Bytes pushed on each side of a read at most: a 1 MiB cluster is pushed
+ * whole, larger extents (big pclusters compress to more) only around it. */
+#define WINDOW (512u * 1024)
+/* Only small reads are offered: larger ones are the kernel's readahead. */
+#define OFFER_MAX (128u * 1024)
+#define BUF_BYTES (2 * WINDOW + OFFER_MAX + 2 * 65536)
+
+struct offer {
+	fuse_ino_t ino;
+	ek_nid nid;
+	uint64_t off, len;
+};
+
+struct page_store {
+	struct fuse_session *se;
+	ek_image *img;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct offer queue[QUEUE_SLOTS];
+	unsigned int head, count;
+	bool stopping;
+	uint64_t page;
+	char *buf;
+};
+
+static void store_range(struct page_store *ps, fuse_ino_t ino, const char *data,
+			uint64_t from, uint64_t to)
+{
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(to - from);
+
+	if (to <= from)
+		return;
+	bv.buf[0].mem = (void *)data;
+	/* Fails harmlessly when the kernel has forgotten the inode or the
+	 * filesystem is going away. */
+	(void)fuse_lowlevel_notify_store(ps->se, ino, (off_t)from, &bv, 0);
+}
+
+/* Push the pages of the extent holding `at` that lie outside the read. */
+static void store_extent(struct page_store *ps, ek_inode *inode, const struct offer *o,
+			 uint64_t at)
+{
+	uint64_t size = ek_inode_stat(inode)->size;
+	uint64_t lo, hi, skip_lo, skip_hi;
+	ek_extent ext;
+	ssize_t n;
+
+	if (at >= size || ek_map(inode, at, &ext, NULL))
+		return;
+	/* Plain data is cheap to read on demand; holes are zeros. */
+	if (ext.kind != EK_EXTENT_COMPRESSED && ext.kind != EK_EXTENT_FRAGMENT)
+		return;
+	lo = ext.logical;
+	hi = ext.logical + ext.length;
+	if (o->off > WINDOW && lo < o->off - WINDOW)
+		lo = o->off - WINDOW;
+	if (hi > o->off + o->len + WINDOW)
+		hi = o->off + o->len + WINDOW;
+	if (hi > size)
+		hi = size;
+	/* Whole pages only: the kernel marks a page valid only when it is
+	 * filled (or ends the file). */
+	lo = (lo + ps->page - 1) / ps->page * ps->page;
+	if (hi != size)
+		hi = hi / ps->page * ps->page;
+	skip_lo = o->off / ps->page * ps->page;
+	skip_hi = (o->off + o->len + ps->page - 1) / ps->page * ps->page;
+	if (hi <= lo || (lo >= skip_lo && hi <= skip_hi) || hi - lo > BUF_BYTES)
+		return;
+	/* The cluster was just decompressed for the read: this hits the
+	 * library's cluster cache. */
+	n = ek_read(inode, ps->buf, hi - lo, lo, NULL);
+	if (n != (ssize_t)(hi - lo))
+		return;
+	store_range(ps, o->ino, ps->buf, lo, skip_lo < hi ? skip_lo : hi);
+	if (skip_hi < lo)
+		skip_hi = lo;
+	store_range(ps, o->ino, ps->buf + (skip_hi - lo), skip_hi, hi);
+}
+
+static void serve(struct page_store *ps, const struct offer *o)
+{
+	ek_inode *inode;
+	uint64_t last = o->off + o->len - 1;
+	ek_extent first;
+
+	if (ek_inode_get(ps->img, o->nid, &inode, NULL))
+		return;
+	store_extent(ps, inode, o, o->off);
+	/* A read across an extent boundary: the second extent too. */
+	if (!ek_map(inode, o->off, &first, NULL) && last >= first.logical + first.length)
+		store_extent(ps, inode, o, last);
+	ek_inode_put(inode);
+}
+
+static void *store_thread(void *arg)
+{
+	struct page_store *ps = arg;
+	struct offer o;
+
+	pthread_mutex_lock(&ps->lock);
+	for (;;) {
+		while (!ps->count && !ps->stopping)
+			pthread_cond_wait(&ps->wake, &ps->lock);
+		if (ps->stopping)
+			break;
+		o = ps->queue[ps->head];
+		ps->head = (ps->head + 1) % QUEUE_SLOTS;
+		ps->count--;
+		pthread_mutex_unlock(&ps->lock);
+		serve(ps, &o);
+		pthread_mutex_lock(&ps->lock);
+	}
+	pthread_mutex_unlock(&ps->lock);
+	return NULL;
+}
+
+struct page_store *page_store_start(struct fuse_session *se, ek_image *img)
+{
+	struct page_store *ps = calloc(1, sizeof(*ps));
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!ps)
+		return NULL;
+	ps->se = se;
+	ps->img = img;
+	ps->page = page > 0 ? (uint64_t)page : 4096;
+	ps->buf = malloc(BUF_BYTES);
+	if (!ps->buf)
+		goto fail;
+	pthread_mutex_init(&ps->lock, NULL);
+	pthread_cond_init(&ps->wake, NULL);
+	if (pthread_create(&ps->thread, NULL, store_thread, ps)) {
+		pthread_cond_destroy(&ps->wake);
+		pthread_mutex_destroy(&ps->lock);
+		goto fail;
+	}
+	return ps;
+fail:
+	free(ps->buf);
+	free(ps);
+	return NULL;
+}
+
+void page_store_offer(struct page_store *ps, fuse_ino_t ino, ek_nid nid,
+		      uint64_t off, uint64_t len)
+{
+	if (!ps || !len || len > OFFER_MAX)
+		return;
+	pthread_mutex_lock(&ps->lock);
+	if (ps->count < QUEUE_SLOTS && !ps->stopping) {
+		struct offer *o = &ps->queue[(ps->head + ps->count) % QUEUE_SLOTS];
+
+		o->ino = ino;
+		o->nid = nid;
+		o->off = off;
+		o->len = len;
+		ps->count++;
+		pthread_cond_signal(&ps->wake);
+	}
+	pthread_mutex_unlock(&ps->lock);
+}
+
+void page_store_stop(struct page_store *ps)
+{
+	if (!ps)
+		return;
+	pthread_mutex_lock(&ps->lock);
+	ps->stopping = true;
+	pthread_cond_signal(&ps->wake);
+	pthread_mutex_unlock(&ps->lock);
+	pthread_join(ps->thread, NULL);
+	pthread_cond_destroy(&ps->wake);
+	pthread_mutex_destroy(&ps->lock);
+	free(ps->buf);
+	free(ps);
+}

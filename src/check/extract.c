@@ -14,6 +14,41 @@
 #include "check/extract.h"
 #include "util/error.h"
 
+/* The process umask, without setting it (umask() would, for a moment, in
+ * every thread of the caller): /proc/self/status has it since Linux 4.7. */
+static bool read_umask(mode_t *out)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[128];
+	unsigned int m;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "Umask: %o", &m) == 1;
+	fclose(f);
+	*out = (mode_t)m & 0777;
+	return found;
+}
+
+/*
+ * New entries get our effective uid and, as long as no directory on the
+ * way is set-group-ID (or the filesystem hands out the parent's group,
+ * the "grpid" mount option), our effective gid.  Directories are created
+ * without that bit and get theirs last, so the root decides: if it is not
+ * set-group-ID and has our group, every new file has (euid, egid).
+ */
+static void learn_creation(struct extractor *x)
+{
+	struct stat st;
+
+	x->create_uid = geteuid();
+	x->create_gid = getegid();
+	x->creation_known = fstat(x->rootfd, &st) == 0 && !(st.st_mode & S_ISGID) &&
+			    st.st_gid == x->create_gid && read_umask(&x->umask);
+}
+
 int extract_init(struct extractor *x, const char *dir, ek_error *err)
 {
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
@@ -21,6 +56,7 @@ int extract_init(struct extractor *x, const char *dir, ek_error *err)
 	x->rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (x->rootfd < 0)
 		return ek_fail(err, -errno, "%s: %s", dir, strerror(errno));
+	learn_creation(x);
 	return 0;
 }
 
@@ -103,12 +139,34 @@ static int do_mkdir(int dirfd, const char *name, void *arg)
 	return mkdirat(dirfd, name, 0700);
 }
 
+struct create_args {
+	int fd;
+	mode_t mode;
+};
+
 static int do_create(int dirfd, const char *name, void *arg)
 {
-	int *fd = arg;
+	struct create_args *a = arg;
 
-	*fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	return *fd < 0 ? -1 : 0;
+	a->fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		       a->mode);
+	return a->fd < 0 ? -1 : 0;
+}
+
+/* Whether a new file can get `mode` at creation: no set-ID or sticky bit
+ * (those come after the owner, which clears them) and nothing the umask
+ * would take away.  Writing to it is allowed whatever the mode: the
+ * descriptor is opened by the call that creates it. */
+static bool mode_at_creation(const struct extractor *x, uint32_t mode)
+{
+	return x->creation_known && !(mode & 07000) && !(mode & 0777 & x->umask);
+}
+
+static bool owner_at_creation(const struct extractor *x, const ek_stat *st)
+{
+	/* --overwrite may reuse directories made by someone else. */
+	return x->creation_known && !x->overwrite && st->uid == x->create_uid &&
+	       st->gid == x->create_gid;
 }
 
 static int do_symlink(int dirfd, const char *name, void *arg)
@@ -130,10 +188,17 @@ int extract_mkdir(struct extractor *x, int dirfd, const char *name,
 	return create_entry(x, dirfd, name, true, "create directory", do_mkdir, NULL, err);
 }
 
-int extract_create(struct extractor *x, int dirfd, const char *name, int *fd,
-		   ek_error *err)
+int extract_create(struct extractor *x, int dirfd, const char *name,
+		   uint32_t mode, int *fd, ek_error *err)
 {
-	return create_entry(x, dirfd, name, false, "create file", do_create, fd, err);
+	struct create_args a = {
+		.fd = -1,
+		.mode = mode_at_creation(x, mode) ? (mode_t)(mode & 0777) : 0600,
+	};
+	int ret = create_entry(x, dirfd, name, false, "create file", do_create, &a, err);
+
+	*fd = a.fd;
+	return ret;
 }
 
 int extract_symlink(struct extractor *x, int dirfd, const char *name,
@@ -184,7 +249,7 @@ static bool zero_block(const unsigned char *p, size_t n)
 }
 
 int extract_write(int fd, const void *buf, size_t len, uint64_t off,
-		  ek_error *err)
+		  uint64_t *data_end, ek_error *err)
 {
 	const unsigned char *p = buf;
 	const size_t blk = 4096;
@@ -216,6 +281,8 @@ int extract_write(int fd, const void *buf, size_t len, uint64_t off,
 			off += (uint64_t)w;
 			len -= (size_t)w;
 			run -= (size_t)w;
+			if (off > *data_end)
+				*data_end = off;
 		}
 	}
 	return 0;
@@ -274,9 +341,11 @@ int extract_set_meta_fd(struct extractor *x, int fd, const char *name,
 	struct xattr_target t = { NULL, fd };
 	int ret;
 
-	if (x->owner && fchown(fd, st->uid, st->gid) < 0)
+	if (x->owner && !owner_at_creation(x, st) && fchown(fd, st->uid, st->gid) < 0)
 		return ek_fail(err, -errno, "%s: cannot set owner: %s", name, strerror(errno));
-	if (fchmod(fd, st->mode & 07777) < 0)
+	/* extract_create gave it the mode already, and chown (if any) only
+	 * clears bits that mode_at_creation excludes. */
+	if (!mode_at_creation(x, st->mode) && fchmod(fd, st->mode & 07777) < 0)
 		return ek_fail(err, -errno, "%s: cannot set mode: %s", name, strerror(errno));
 	ret = set_xattrs(x, &t, name, xl, err);
 	return ret ? ret : set_times(-1, name, fd, st, err);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "erofskit/erofskit.h"
 
@@ -20,6 +21,12 @@ struct extractor {
 	bool owner;
 	bool xattrs;
 	bool warned_xattr;
+	/* What a new file gets without being asked, so that the calls that
+	 * would set it again can be skipped (three of the seven per file). */
+	bool creation_known;     /* the two below are reliable */
+	uid_t create_uid;
+	gid_t create_gid;
+	mode_t umask;
 };
 
 struct xattr_list {
@@ -39,8 +46,10 @@ int extract_open_dir(struct extractor *x, const char *rel, int *fd,
 		     ek_error *err);
 int extract_mkdir(struct extractor *x, int dirfd, const char *name,
 		  ek_error *err);
-int extract_create(struct extractor *x, int dirfd, const char *name, int *fd,
-		   ek_error *err);
+/* A regular file, created with its final permission bits when the umask
+ * lets them through (extract_set_meta_fd then leaves the mode alone). */
+int extract_create(struct extractor *x, int dirfd, const char *name,
+		   uint32_t mode, int *fd, ek_error *err);
 int extract_symlink(struct extractor *x, int dirfd, const char *name,
 		    const char *target, ek_error *err);
 int extract_special(struct extractor *x, int dirfd, const char *name,
@@ -49,9 +58,10 @@ int extract_special(struct extractor *x, int dirfd, const char *name,
 int extract_link(struct extractor *x, int dirfd, const char *name,
 		 const char *first_rel, ek_error *err);
 
-/* pwrite with holes for all-zero blocks. */
+/* pwrite with holes for all-zero blocks; *data_end is raised to the end
+ * of the last byte written (the file needs ftruncate only if short). */
 int extract_write(int fd, const void *buf, size_t len, uint64_t off,
-		  ek_error *err);
+		  uint64_t *data_end, ek_error *err);
 
 /* Owner, mode, xattrs, times of an entry created in dirfd. */
 int extract_set_meta(struct extractor *x, int dirfd, const char *name,

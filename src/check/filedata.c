@@ -29,6 +29,7 @@ struct file_state {
 	char *path;                 /* "/a/b" */
 	struct xattr_list xl;
 	int fd;                     /* output, -1 when checking only */
+	_Atomic uint64_t data_end;  /* end of the last byte written */
 	atomic_uint pending;        /* range jobs not finished */
 	atomic_bool failed;         /* an image problem was found */
 	pthread_mutex_t lock;       /* first problem's message */
@@ -180,9 +181,17 @@ static void process_range(struct file_state *f, unsigned int worker,
 				     got < 0 ? e.message : "short read");
 			return;
 		}
-		if (f->fd >= 0 && extract_write(f->fd, buf, (size_t)got, off, &e)) {
-			check_io_failure(c, f->path, &e);
-			return;
+		if (f->fd >= 0) {
+			uint64_t written = 0, seen;
+
+			if (extract_write(f->fd, buf, (size_t)got, off, &written, &e)) {
+				check_io_failure(c, f->path, &e);
+				return;
+			}
+			seen = atomic_load(&f->data_end);
+			while (written > seen &&
+			       !atomic_compare_exchange_weak(&f->data_end, &seen, written))
+				;
 		}
 		check_progress(c, (uint64_t)got);
 		off = upto;
@@ -205,7 +214,8 @@ static void finish_file(struct file_state *f)
 	} else if (f->fd >= 0) {
 		/* Size, then owner, mode, xattrs and times, all through the
 		 * descriptor: no path is looked up again. */
-		if (ftruncate(f->fd, (off_t)st->size) < 0) {
+		if (atomic_load(&f->data_end) != st->size &&
+		    ftruncate(f->fd, (off_t)st->size) < 0) {
 			ek_fail(&e, -errno, "cannot set size: %s", strerror(errno));
 			check_io_failure(c, f->path, &e);
 		} else if (!atomic_load(&c->stop) &&
@@ -257,7 +267,7 @@ static struct file_state *file_open(struct checker *c, int dirfd, ek_inode *inod
 	memset(xl, 0, sizeof(*xl));
 	f->fd = -1;
 	pthread_mutex_init(&f->lock, NULL);
-	if (dirfd >= 0 && extract_create(&c->x, dirfd, name, &f->fd, &e))
+	if (dirfd >= 0 && extract_create(&c->x, dirfd, name, ek_inode_stat(inode)->mode, &f->fd, &e))
 		check_io_failure(c, path, &e);
 	return f;
 }

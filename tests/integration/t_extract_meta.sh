@@ -1,0 +1,54 @@
+# Extraction gives every file its own owner and mode whatever the target
+# directory and the umask would give a new file: fsck skips chown/chmod
+# only when creation already produced the right ones, and must notice when
+# it cannot (a set-group-ID target of another group, a strict umask).
+. "$(dirname "$0")/lib.sh"
+
+src=$T/src
+mkdir -p "$src/d"
+for m in 0644 0664 0666 0600 0755 0777 0444 0000 2755 4755 1777; do
+	printf 'mode %s\n' "$m" > "$src/f$m"
+	chmod "$m" "$src/f$m"
+	printf 'in d %s\n' "$m" > "$src/d/f$m"
+	chmod "$m" "$src/d/f$m"
+done
+printf 'owned\n' > "$src/d/owned"
+chown 1234:5678 "$src/d/owned"
+printf 'root\n' > "$src/d/rootgrp"
+chown 0:0 "$src/d/rootgrp"
+manifest "$src" "$T/src.json"
+"$EROFSKIT" mkfs -q -zlz4hc -C16384 "$T/img" "$src"
+
+check_into() {   # label umask target-preparation
+	local out=$T/out.$1
+	mkdir -p "$out"
+	eval "$3"
+	(umask "$2" && "$EROFSKIT" fsck --extract "$out/x" "$T/img") ||
+		fail "$1: fsck --extract failed"
+	manifest "$out/x" "$T/$1.json"
+	same_manifest "$T/src.json" "$T/$1.json" "extraction ($1)"
+}
+check_into plain 022 ":"
+check_into strict-umask 077 ":"
+check_into no-umask 000 ":"
+# A set-group-ID directory of another group hands its group to new files.
+check_into setgid-target 022 'mkdir -p "$out/x" && chgrp 4321 "$out/x" && chmod 2775 "$out/x"'
+# Not set-group-ID, but another group: still ours for new files, yet the
+# root's group is not ours, so nothing is assumed.
+check_into other-group-target 022 'mkdir -p "$out/x" && chgrp 4321 "$out/x" && chmod 0775 "$out/x"'
+# As another user (not root, so no owners): modes still exact.
+if command -v setpriv >/dev/null; then
+	out=$T/out.user
+	chmod 0755 "$T"
+	mkdir -p "$out" && chown 4242:4242 "$out"
+	setpriv --reuid 4242 --regid 4242 --clear-groups sh -c \
+		"umask 027 && '$EROFSKIT' fsck --extract '$out/x' '$T/img'" >/dev/null ||
+		fail "fsck --extract as uid 4242 failed"
+	for m in 0644 0666 0000 0755 2755; do
+		got=$(stat -c %a "$out/x/d/f$m")
+		[ "$got" = "$(printf %o $((8#$m)))" ] || fail "as uid 4242: d/f$m has mode $got"
+	done
+	[ "$(stat -c %u:%g "$out/x/d/owned")" = 4242:4242 ] ||
+		fail "as uid 4242: d/owned is not ours"
+fi
+echo PASS

@@ -7,7 +7,8 @@
 #   - erofskit mount with each deflate engine and each I/O back end;
 #   - the in-process library (bench/reader.c);
 #   - squashfuse_ll on a squashfs image of the same file (gzip, 128 KiB).
-# Prints markdown tables of MiB/s.  Needs root.
+# Every fio run gets a fresh mount.  Prints markdown tables of MiB/s.
+# Needs root.
 #
 #   bench/fio.sh [FILE]     default: /tmp/data/one/testfile
 #   CLUSTERS="4096 16384 65536 131072 262144" ENGINES="zlib libdeflate isal"
@@ -55,9 +56,27 @@ fio_bw() {
 		python3 -c 'import json,sys; print("%.1f" % (json.load(sys.stdin)["jobs"][0]["read"]["bw"] / 1024))'
 }
 
-row() {   # label: three fio numbers on the current mount
-	printf "| %s | %s | %s | %s |\n" "$1" "$(fio_bw "$mnt/$name" seq)" \
-		"$(fio_bw "$mnt/$name" rand)" "$(fio_bw "$mnt/$name" small)"
+# row LABEL MOUNT-COMMAND...: the three fio numbers, each on a fresh mount
+# (so that no reader starts with what the previous run left in its own
+# cache: drop_caches empties the kernel's, not a FUSE server's).
+row() {
+	local label=$1 mode out=()
+	shift
+	for mode in seq rand small; do
+		"$@"
+		out+=("$(fio_bw "$mnt/$name" $mode)")
+		unmount_now
+	done
+	printf "| %s | %s | %s | %s |\n" "$label" "${out[@]}"
+}
+
+unmount_now() {
+	umount "$mnt" 2>/dev/null || fusermount3 -u "$mnt"
+	# A FUSE server exits after the unmount: let it go before the next.
+	for _ in $(seq 50); do
+		pgrep -f "erofskit mount .* $mnt\$" >/dev/null || pgrep -f "squashfuse_ll .* $mnt\$" >/dev/null || break
+		sleep 0.1
+	done
 }
 
 echo "## fio on a $(($(stat -c %s "$FILE") >> 20)) MiB file, deflate level 9"
@@ -71,15 +90,11 @@ for C in $CLUSTERS; do
 	echo
 	echo "| reader | seq 4k | randread 4k | randread 4k, 14 MiB |"
 	echo "|---|---|---|---|"
-	mount -t erofs -o loop,ro "$img" "$mnt"
-	row "kernel"
-	umount "$mnt"
+	row "kernel" mount -t erofs -o loop,ro "$img" "$mnt"
 	for engine in $ENGINES; do
 		for io in $IOS; do
-			"$EROFSKIT" mount -o "engine=$engine,io=$io" "$img" "$mnt"
-			row "erofskit mount, $engine, io=$io"
-			fusermount3 -u "$mnt"
-			sleep 0.2
+			row "erofskit mount, $engine, io=$io" \
+				"$EROFSKIT" mount -o "engine=$engine,io=$io" "$img" "$mnt"
 		done
 	done
 	for engine in $ENGINES; do
@@ -101,6 +116,4 @@ echo "| reader | seq 4k | randread 4k | randread 4k, 14 MiB |"
 echo "|---|---|---|---|"
 mksquashfs "$work/src" "$work/sq.img" -noappend -no-progress -quiet -comp gzip \
 	-Xcompression-level 9 -b 131072 >/dev/null
-squashfuse_ll "$work/sq.img" "$mnt"
-row "squashfuse_ll"
-fusermount3 -u "$mnt"
+row "squashfuse_ll" squashfuse_ll "$work/sq.img" "$mnt"

@@ -7,7 +7,7 @@
 #include "util/error.h"
 #include "util/pool.h"
 
-#define WINDOW_MIN (2u << 20)
+#define WINDOW_MIN (8u << 20)
 
 struct ek_readahead {
 	struct pool *pool;

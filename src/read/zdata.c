@@ -208,13 +208,13 @@ struct batch_item {
 };
 
 /*
- * Make sure the compressed extents of [off, end) are cached: map them,
- * read the missing pclusters in one batch, decode them in one batch, and
- * publish them.  Extents larger than the cache can hold are left to the
- * uncached path.
+ * Cache the compressed extents of [*offp, end), at most BATCH_MAX of them:
+ * map them, read the missing pclusters in one batch, decode them in one
+ * batch, and publish them; *offp moves past the last one mapped.
  */
-int zdata_fill_cache(ek_inode *inode, uint64_t off, uint64_t end, ek_error *err)
+static int fill_cache_batch(ek_inode *inode, uint64_t *offp, uint64_t end, ek_error *err)
 {
+	uint64_t off = *offp;
 	ek_image *img = inode->img;
 	struct batch_item items[BATCH_MAX];
 	struct ek_io_req ios[BATCH_MAX];
@@ -319,6 +319,26 @@ int zdata_fill_cache(ek_inode *inode, uint64_t off, uint64_t end, ek_error *err)
 	for (i = 0; i < n; i++) {
 		ek_cache_put(img->cache, items[i].ce);
 		free(items[i].in);
+	}
+	*offp = off;
+	return ret;
+}
+
+/* Make sure the compressed extents of [off, end) are cached, a batch at a
+ * time.  Extents larger than the cache can hold are left to the uncached
+ * path. */
+int zdata_fill_cache(ek_inode *inode, uint64_t off, uint64_t end, ek_error *err)
+{
+	int ret = 0;
+
+	if (end > inode->raw.size)
+		end = inode->raw.size;
+	while (off < end && !ret) {
+		uint64_t before = off;
+
+		ret = fill_cache_batch(inode, &off, end, err);
+		if (off <= before)   /* the map did not move: never spin */
+			break;
 	}
 	return ret;
 }

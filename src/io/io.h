@@ -27,6 +27,9 @@ struct ek_io_ops {
 	int (*read)(struct ek_io *io, void *buf, size_t len, uint64_t offset);
 	/* Read a batch; back ends without queues loop over read(). */
 	void (*read_batch)(struct ek_io *io, struct ek_io_req *reqs, size_t n);
+	/* Optional: [offset, offset + len) will be read soon; start fetching
+	 * it without waiting.  A hint, clipped by the back end. */
+	void (*prefetch)(struct ek_io *io, uint64_t offset, uint64_t len);
 	void (*close)(struct ek_io *io);
 };
 

@@ -46,6 +46,19 @@ void ek_io_read_batch_serial(struct ek_io *io, struct ek_io_req *reqs,
 					       reqs[i].offset);
 }
 
+/* The page cache reads ahead on its own only up to the device's window,
+ * smaller than a readahead batch of big pclusters. */
+static void pread_prefetch(struct ek_io *io, uint64_t offset, uint64_t len)
+{
+	struct pread_io *p = (struct pread_io *)io;
+
+	if (offset < io->size) {
+		if (len > io->size - offset)
+			len = io->size - offset;
+		(void)posix_fadvise(p->fd, (off_t)offset, (off_t)len, POSIX_FADV_WILLNEED);
+	}
+}
+
 static void pread_close(struct ek_io *io)
 {
 	struct pread_io *p = (struct pread_io *)io;
@@ -57,6 +70,7 @@ static void pread_close(struct ek_io *io)
 static const struct ek_io_ops pread_ops = {
 	.read = pread_read,
 	.read_batch = ek_io_read_batch_serial,
+	.prefetch = pread_prefetch,
 	.close = pread_close,
 };
 

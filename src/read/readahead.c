@@ -48,6 +48,7 @@ static void run_ra(struct pool_job *job, unsigned int worker)
 	ek_error err;
 
 	(void)worker;
+	zdata_prefetch(r->inode, r->from, r->to);
 	/* A failure here is met again, and reported, by the reader. */
 	zdata_fill_cache(r->inode, r->from, r->to, &err);
 	ek_inode_put(r->inode);

@@ -22,5 +22,8 @@ void readahead_note(struct ek_readahead *ra, ek_inode *inode, uint64_t off,
 
 /* zdata.c: make sure the compressed extents of [off, end) are cached. */
 int zdata_fill_cache(ek_inode *inode, uint64_t off, uint64_t end, ek_error *err);
+/* zdata.c: ask the I/O back end to start reading the pclusters of
+ * [off, end) (those of one file usually lie in one run). */
+void zdata_prefetch(ek_inode *inode, uint64_t off, uint64_t end);
 
 #endif

@@ -324,6 +324,25 @@ static int fill_cache_batch(ek_inode *inode, uint64_t *offp, uint64_t end, ek_er
 	return ret;
 }
 
+void zdata_prefetch(ek_inode *inode, uint64_t off, uint64_t end)
+{
+	ek_image *img = inode->img;
+	ek_extent first, last;
+	uint64_t from, to;
+
+	if (!img->io->ops->prefetch || off >= end || end > inode->raw.size ||
+	    zmap_map(inode, off, &first, NULL) || zmap_map(inode, end - 1, &last, NULL) ||
+	    first.kind != EK_EXTENT_COMPRESSED || last.kind != EK_EXTENT_COMPRESSED ||
+	    first.in_metadata || last.in_metadata)
+		return;
+	from = first.physical;
+	to = last.physical + last.physical_length;
+	/* Not one run (or a damaged map): leave it to the reads. */
+	if (to <= from || to - from > 2 * (end - off))
+		return;
+	img->io->ops->prefetch(img->io, from, to - from);
+}
+
 /* Make sure the compressed extents of [off, end) are cached, a batch at a
  * time.  Extents larger than the cache can hold are left to the uncached
  * path. */

@@ -159,7 +159,10 @@ static int do_create(int dirfd, const char *name, void *arg)
  * descriptor is opened by the call that creates it. */
 static bool mode_at_creation(const struct extractor *x, uint32_t mode)
 {
-	return x->creation_known && !(mode & 07000) && !(mode & 0777 & x->umask);
+	/* Without privilege, user.* xattrs need a writable inode: a file we
+	 * may not write gets its mode after them. */
+	return x->creation_known && !(mode & 07000) && !(mode & 0777 & x->umask) &&
+	       (x->owner || (mode & S_IWUSR));
 }
 
 static bool owner_at_creation(const struct extractor *x, const ek_stat *st)
@@ -343,12 +346,16 @@ int extract_set_meta_fd(struct extractor *x, int fd, const char *name,
 
 	if (x->owner && !owner_at_creation(x, st) && fchown(fd, st->uid, st->gid) < 0)
 		return ek_fail(err, -errno, "%s: cannot set owner: %s", name, strerror(errno));
+	/* After the owner (chown drops security.capability), before the mode
+	 * (which may take away the write permission user.* xattrs need). */
+	ret = set_xattrs(x, &t, name, xl, err);
+	if (ret)
+		return ret;
 	/* extract_create gave it the mode already, and chown (if any) only
 	 * clears bits that mode_at_creation excludes. */
 	if (!mode_at_creation(x, st->mode) && fchmod(fd, st->mode & 07777) < 0)
 		return ek_fail(err, -errno, "%s: cannot set mode: %s", name, strerror(errno));
-	ret = set_xattrs(x, &t, name, xl, err);
-	return ret ? ret : set_times(-1, name, fd, st, err);
+	return set_times(-1, name, fd, st, err);
 }
 
 int extract_set_meta(struct extractor *x, int dirfd, const char *name,

@@ -67,8 +67,14 @@ void check_io_failure(struct checker *c, const char *path, const ek_error *e)
 		atomic_store(&c->stop, true);
 	}
 	pthread_mutex_unlock(&c->lock);
-	if (first)
-		ek_error_prefix(&c->fatal, "%s: ", path && *path ? path : "/");
+	if (first) {
+		const char *shown = path && *path ? path : "/";
+		size_t len = strlen(shown);
+
+		/* Messages of the extraction name their entry already. */
+		if (strncmp(c->fatal.message, shown, len) || c->fatal.message[len] != ':')
+			ek_error_prefix(&c->fatal, "%s: ", shown);
+	}
 }
 
 static int cmp_problem(const void *a, const void *b)

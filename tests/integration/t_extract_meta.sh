@@ -12,6 +12,9 @@ for m in 0644 0664 0666 0600 0755 0777 0444 0000 2755 4755 1777; do
 	printf 'in d %s\n' "$m" > "$src/d/f$m"
 	chmod "$m" "$src/d/f$m"
 done
+printf 'read-only, with a user xattr\n' > "$src/d/ro-xattr"
+setfattr -n user.note -v kept "$src/d/ro-xattr"
+chmod 0444 "$src/d/ro-xattr"
 printf 'owned\n' > "$src/d/owned"
 chown 1234:5678 "$src/d/owned"
 printf 'root\n' > "$src/d/rootgrp"
@@ -38,17 +41,24 @@ check_into setgid-target 022 'mkdir -p "$out/x" && chgrp 4321 "$out/x" && chmod 
 check_into other-group-target 022 'mkdir -p "$out/x" && chgrp 4321 "$out/x" && chmod 0775 "$out/x"'
 # As another user (not root, so no owners): modes still exact.
 if command -v setpriv >/dev/null; then
-	out=$T/out.user
 	chmod 0755 "$T"
-	mkdir -p "$out" && chown 4242:4242 "$out"
-	setpriv --reuid 4242 --regid 4242 --clear-groups sh -c \
-		"umask 027 && '$EROFSKIT' fsck --extract '$out/x' '$T/img'" >/dev/null ||
-		fail "fsck --extract as uid 4242 failed"
-	for m in 0644 0666 0000 0755 2755; do
-		got=$(stat -c %a "$out/x/d/f$m")
-		[ "$got" = "$(printf %o $((8#$m)))" ] || fail "as uid 4242: d/f$m has mode $got"
+	for um in 022 027; do
+		out=$T/out.user$um
+		mkdir -p "$out" && chown 4242:4242 "$out"
+		setpriv --reuid 4242 --regid 4242 --clear-groups sh -c \
+			"umask $um && '$EROFSKIT' fsck --extract '$out/x' '$T/img'" >/dev/null ||
+			fail "fsck --extract as uid 4242 (umask $um) failed"
+		for m in 0644 0666 0000 0755 2755; do
+			got=$(stat -c %a "$out/x/d/f$m")
+			[ "$got" = "$(printf %o $((8#$m)))" ] ||
+				fail "as uid 4242 (umask $um): d/f$m has mode $got"
+		done
+		[ "$(stat -c %u:%g "$out/x/d/owned")" = 4242:4242 ] ||
+			fail "as uid 4242: d/owned is not ours"
+		[ "$(getfattr --only-values -n user.note "$out/x/d/ro-xattr" 2>/dev/null)" = kept ] ||
+			fail "as uid 4242 (umask $um): the user xattr of a read-only file was lost"
+		[ "$(stat -c %a "$out/x/d/ro-xattr")" = 444 ] ||
+			fail "as uid 4242 (umask $um): d/ro-xattr has mode $(stat -c %a "$out/x/d/ro-xattr")"
 	done
-	[ "$(stat -c %u:%g "$out/x/d/owned")" = 4242:4242 ] ||
-		fail "as uid 4242: d/owned is not ours"
 fi
 echo PASS

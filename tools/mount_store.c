@@ -48,9 +48,10 @@ static void store_range(struct page_store *ps, fuse_ino_t ino, const char *data,
 	(void)fuse_lowlevel_notify_store(ps->se, ino, (off_t)from, &bv, 0);
 }
 
-/* Push the pages of the extent holding `at` that lie outside the read. */
-static void store_extent(struct page_store *ps, ek_inode *inode, const struct offer *o,
-			 uint64_t at)
+/* Push the pages of the extent holding `at` that lie outside the read;
+ * returns where that extent ends (0 when it could not be mapped). */
+static uint64_t store_extent(struct page_store *ps, ek_inode *inode, const struct offer *o,
+			     uint64_t at)
 {
 	uint64_t size = ek_inode_stat(inode)->size;
 	uint64_t lo, hi, skip_lo, skip_hi;
@@ -58,10 +59,10 @@ static void store_extent(struct page_store *ps, ek_inode *inode, const struct of
 	ssize_t n;
 
 	if (at >= size || ek_map(inode, at, &ext, NULL))
-		return;
+		return 0;
 	/* Plain data is cheap to read on demand; holes are zeros. */
 	if (ext.kind != EK_EXTENT_COMPRESSED && ext.kind != EK_EXTENT_FRAGMENT)
-		return;
+		return ext.logical + ext.length;
 	lo = ext.logical;
 	hi = ext.logical + ext.length;
 	if (o->off > WINDOW && lo < o->off - WINDOW)
@@ -78,29 +79,29 @@ static void store_extent(struct page_store *ps, ek_inode *inode, const struct of
 	skip_lo = o->off / ps->page * ps->page;
 	skip_hi = (o->off + o->len + ps->page - 1) / ps->page * ps->page;
 	if (hi <= lo || (lo >= skip_lo && hi <= skip_hi) || hi - lo > BUF_BYTES)
-		return;
+		return ext.logical + ext.length;
 	/* The cluster was just decompressed for the read: this hits the
 	 * library's cluster cache. */
 	n = ek_read(inode, ps->buf, hi - lo, lo, NULL);
 	if (n != (ssize_t)(hi - lo))
-		return;
+		return ext.logical + ext.length;
 	store_range(ps, o->ino, ps->buf, lo, skip_lo < hi ? skip_lo : hi);
 	if (skip_hi < lo)
 		skip_hi = lo;
 	store_range(ps, o->ino, ps->buf + (skip_hi - lo), skip_hi, hi);
+	return ext.logical + ext.length;
 }
 
 static void serve(struct page_store *ps, const struct offer *o)
 {
 	ek_inode *inode;
-	uint64_t last = o->off + o->len - 1;
-	ek_extent first;
+	uint64_t last = o->off + o->len - 1, first_end;
 
 	if (ek_inode_get(ps->img, o->nid, &inode, NULL))
 		return;
-	store_extent(ps, inode, o, o->off);
+	first_end = store_extent(ps, inode, o, o->off);
 	/* A read across an extent boundary: the second extent too. */
-	if (!ek_map(inode, o->off, &first, NULL) && last >= first.logical + first.length)
+	if (first_end && last >= first_end)
 		store_extent(ps, inode, o, last);
 	ek_inode_put(inode);
 }

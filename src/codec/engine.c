@@ -162,41 +162,36 @@ static void latch_done(struct ek_dreq *r, void *ctx)
 	pthread_mutex_unlock(&l->lock);
 }
 
+/* A request decoded on the calling thread, its result recorded as a
+ * submitted one's would be. */
+static int decode_here(struct ek_engine *e, struct ek_dreq *r)
+{
+	int rc = e->ops->decompress(e, r);
+
+	if (rc && !r->result)
+		r->result = rc;
+	return r->result;
+}
+
 int ek_engine_run_batch(struct ek_engine *e, struct ek_dreq *const *reqs,
 			size_t n)
 {
 	struct latch l = { .pending = n };
-	struct ek_dreq *last;
 	int ret;
 
 	if (!n)
 		return 0;
 	/* The caller would only wait: it decodes the last request itself
-	 * (all of a batch of one), which saves a hand-off and two thread
+	 * (a batch of one entirely), which saves a hand-off and two thread
 	 * switches per random read. */
-	last = reqs[n - 1];
-	if (n == 1 || !e->ops->submit) {
-		size_t i;
-
-		for (i = 0; i < n; i++) {
-			int rc = e->ops->decompress(e, reqs[i]);
-
-			if (rc && !reqs[i]->result)
-				reqs[i]->result = rc;
-			if (reqs[i]->result && !l.first_error)
-				l.first_error = reqs[i]->result;
-		}
-		return l.first_error;
-	}
+	if (n == 1)
+		return decode_here(e, reqs[0]);
 	pthread_mutex_init(&l.lock, NULL);
 	pthread_cond_init(&l.cond, NULL);
 	ret = e->ops->submit(e, reqs, n - 1, latch_done, &l);
 	if (!ret) {
-		int rc = e->ops->decompress(e, last);
-
-		if (rc && !last->result)
-			last->result = rc;
-		latch_done(last, &l);
+		decode_here(e, reqs[n - 1]);
+		latch_done(reqs[n - 1], &l);
 		pthread_mutex_lock(&l.lock);
 		while (l.pending)
 			pthread_cond_wait(&l.cond, &l.lock);

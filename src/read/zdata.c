@@ -222,8 +222,6 @@ static int fill_cache_batch(ek_inode *inode, uint64_t *offp, uint64_t end, ek_er
 	size_t n = 0, nio = 0, nreq = 0, i;
 	int ret = 0;
 
-	if (end > inode->raw.size)
-		end = inode->raw.size;
 	while (off < end && n < BATCH_MAX) {
 		struct batch_item *it = &items[n];
 

@@ -148,12 +148,16 @@ struct latch {
 	pthread_cond_t cond;
 	size_t pending;
 	int first_error;
+	ek_dreq_done_fn each;
+	void *each_ctx;
 };
 
 static void latch_done(struct ek_dreq *r, void *ctx)
 {
 	struct latch *l = ctx;
 
+	if (l->each)
+		l->each(r, l->each_ctx);
 	pthread_mutex_lock(&l->lock);
 	if (r->result && !l->first_error)
 		l->first_error = r->result;
@@ -176,7 +180,14 @@ static int decode_here(struct ek_engine *e, struct ek_dreq *r)
 int ek_engine_run_batch(struct ek_engine *e, struct ek_dreq *const *reqs,
 			size_t n)
 {
-	struct latch l = { .pending = n };
+	return ek_engine_run_batch_each(e, reqs, n, NULL, NULL);
+}
+
+int ek_engine_run_batch_each(struct ek_engine *e, struct ek_dreq *const *reqs,
+			     size_t n, ek_dreq_done_fn each, void *ctx)
+{
+	struct latch l = { .pending = n, .each = each, .each_ctx = ctx };
+	size_t total = 0, bytes, split, i;
 	int ret;
 
 	if (!n)
@@ -184,20 +195,39 @@ int ek_engine_run_batch(struct ek_engine *e, struct ek_dreq *const *reqs,
 	/* The caller would only wait: it decodes the last request itself
 	 * (a batch of one entirely), which saves a hand-off and two thread
 	 * switches per random read. */
-	if (n == 1)
-		return decode_here(e, reqs[0]);
+	if (n == 1) {
+		ret = decode_here(e, reqs[0]);
+		if (each)
+			each(reqs[0], ctx);
+		return ret;
+	}
+	for (i = 0; i < n; i++)
+		total += reqs[i]->out_len;
+	/* The caller takes its share of the work from the end (it would
+	 * otherwise only wait): what is left over after the workers' shares,
+	 * at least the last request. */
+	for (split = n - 1, bytes = reqs[n - 1]->out_len; split > 0; split--) {
+		size_t next = reqs[split - 1]->out_len;
+
+		if ((bytes + next) * (e->workers + 1) > total)
+			break;
+		bytes += next;
+	}
 	pthread_mutex_init(&l.lock, NULL);
 	pthread_cond_init(&l.cond, NULL);
-	ret = e->ops->submit(e, reqs, n - 1, latch_done, &l);
-	if (!ret) {
-		decode_here(e, reqs[n - 1]);
-		latch_done(reqs[n - 1], &l);
-		pthread_mutex_lock(&l.lock);
-		while (l.pending)
-			pthread_cond_wait(&l.cond, &l.lock);
-		pthread_mutex_unlock(&l.lock);
-		ret = l.first_error;
+	/* An engine that refuses the batch took none of it: decode it here,
+	 * since every request must complete. */
+	if (split && e->ops->submit(e, reqs, split, latch_done, &l))
+		split = 0;
+	for (i = split; i < n; i++) {
+		decode_here(e, reqs[i]);
+		latch_done(reqs[i], &l);
 	}
+	pthread_mutex_lock(&l.lock);
+	while (l.pending)
+		pthread_cond_wait(&l.cond, &l.lock);
+	pthread_mutex_unlock(&l.lock);
+	ret = l.first_error;
 	pthread_cond_destroy(&l.cond);
 	pthread_mutex_destroy(&l.lock);
 	return ret;

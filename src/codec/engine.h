@@ -6,7 +6,8 @@
  *   sync:  e->ops->decompress(e, req)            -> 0 or -errno, req->result
  *   async: e->ops->submit(e, reqs, n, done, ctx) -> each request completes
  *          once, with done(req, ctx) called from any thread (possibly
- *          before submit returns).  ek_engine_run_batch() submits and waits.
+ *          before submit returns); nonzero: the engine took none of them.
+ *          ek_engine_run_batch() submits and waits.
  *
  * The software engine decodes every algorithm in the calling thread, with
  * a run-time choice of deflate decoder (libdeflate, ISA-L, zlib).
@@ -37,6 +38,7 @@ struct ek_engine_ops {
 struct ek_engine {
 	const struct ek_engine_ops *ops;
 	struct ek_dparams params;     /* from the image's config records */
+	unsigned int workers;         /* background threads; 0: synchronous */
 };
 
 /* Name of a deflate engine choice ("libdeflate", "isal", "zlib"). */
@@ -61,6 +63,11 @@ static inline int ek_engine_decompress(struct ek_engine *e, struct ek_dreq *r)
  * first failing request's result, or 0. */
 int ek_engine_run_batch(struct ek_engine *e, struct ek_dreq *const *reqs,
 			size_t n);
+/* The same, with each(req, ctx) called as soon as that request has
+ * completed (from any thread), so that its result can be used before the
+ * whole batch is done. */
+int ek_engine_run_batch_each(struct ek_engine *e, struct ek_dreq *const *reqs,
+			     size_t n, ek_dreq_done_fn each, void *ctx);
 
 static inline void ek_engine_destroy(struct ek_engine *e)
 {

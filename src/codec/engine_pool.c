@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "codec/engine.h"
 #include "util/error.h"
@@ -16,12 +17,17 @@ struct pool_engine {
 	struct pool *pool;
 };
 
+/* A run of consecutive requests, decoded in order on one worker: at
+ * small clusters one hand-off per request would cost more than decoding. */
+#define JOB_BYTES (128u << 10)
+
 struct decode_job {
 	struct pool_job job;
 	struct pool_engine *e;
-	struct ek_dreq *req;
 	ek_dreq_done_fn done;
 	void *ctx;
+	size_t n;
+	struct ek_dreq *reqs[];
 };
 
 static int pe_decompress(struct ek_engine *e, struct ek_dreq *r)
@@ -34,35 +40,55 @@ static int pe_decompress(struct ek_engine *e, struct ek_dreq *r)
 static void run_decode(struct pool_job *job, unsigned int worker)
 {
 	struct decode_job *d = (struct decode_job *)job;
+	size_t i;
 
 	(void)worker;
-	d->e->inner->ops->decompress(d->e->inner, d->req);
-	d->done(d->req, d->ctx);
+	for (i = 0; i < d->n; i++) {
+		d->e->inner->ops->decompress(d->e->inner, d->reqs[i]);
+		d->done(d->reqs[i], d->ctx);
+	}
 	free(d);
 }
 
+/* The batch goes out as jobs of consecutive requests of about JOB_BYTES
+ * of output (the work) each, fewer when that would leave a worker idle,
+ * and at least one request each: small requests are grouped, large ones
+ * go out one by one, so that the batch completes roughly in order. */
 static int pe_submit(struct ek_engine *e, struct ek_dreq *const *reqs, size_t n,
 		     ek_dreq_done_fn done, void *ctx)
 {
 	struct pool_engine *p = (struct pool_engine *)e;
-	size_t i;
+	size_t total = 0, share, i = 0, k;
 
-	for (i = 0; i < n; i++) {
-		struct decode_job *d = malloc(sizeof(*d));
+	for (k = 0; k < n; k++)
+		total += reqs[k]->out_len;
+	share = total / e->workers + 1;
+	if (share > JOB_BYTES)
+		share = JOB_BYTES;
+	while (i < n) {
+		size_t bytes = 0, run = 0;
+		struct decode_job *d;
 
+		while (i + run < n && (run == 0 || bytes < share))
+			bytes += reqs[i + run++]->out_len;
+		d = malloc(sizeof(*d) + run * sizeof(d->reqs[0]));
 		if (!d) {
-			/* Decode it here rather than lose it. */
-			p->inner->ops->decompress(p->inner, reqs[i]);
-			done(reqs[i], ctx);
-			continue;
+			/* Decode them here rather than lose them. */
+			for (k = i; k < i + run; k++) {
+				p->inner->ops->decompress(p->inner, reqs[k]);
+				done(reqs[k], ctx);
+			}
+		} else {
+			d->job.run = run_decode;
+			d->job.detached = true;
+			d->e = p;
+			d->done = done;
+			d->ctx = ctx;
+			d->n = run;
+			memcpy(d->reqs, reqs + i, run * sizeof(d->reqs[0]));
+			pool_submit(p->pool, &d->job);
 		}
-		d->job.run = run_decode;
-		d->job.detached = true;
-		d->e = p;
-		d->req = reqs[i];
-		d->done = done;
-		d->ctx = ctx;
-		pool_submit(p->pool, &d->job);
+		i += run;
 	}
 	return 0;
 }
@@ -96,6 +122,7 @@ int ek_engine_pool_create(struct ek_engine *base, unsigned int threads,
 	}
 	p->base.ops = &pool_ops;
 	p->base.params = base->params;
+	p->base.workers = threads ? threads : 1;
 	p->inner = base;
 	*out = &p->base;
 	return 0;

@@ -8,11 +8,15 @@
 #include "util/error.h"
 
 #define SHARDS_MAX 64u
-#define BUCKETS 256u   /* per shard; chains stay short for any sane budget */
+/* Hash buckets: one per this many bytes of budget, so that chains stay
+ * short even when every entry is a single 4 KiB block. */
+#define BYTES_PER_BUCKET 4096u
 
 struct shard {
 	pthread_mutex_t lock;
-	struct ek_cache_entry *buckets[BUCKETS];
+	pthread_cond_t settled;   /* a pending entry was published or abandoned */
+	struct ek_cache_entry **buckets;
+	size_t mask;              /* buckets - 1, a power of two less one */
 	struct ek_cache_entry *head, *tail;   /* most / least recently used */
 	size_t bytes;
 	uint64_t hits, misses;
@@ -40,6 +44,7 @@ int ek_cache_create(size_t bytes, size_t min_shard, struct ek_cache **out,
 {
 	struct ek_cache *c = aligned_alloc(64, sizeof(*c));
 	unsigned int i;
+	size_t nbuckets;
 
 	if (!c)
 		return ek_fail(err, -ENOMEM, "out of memory");
@@ -50,8 +55,22 @@ int ek_cache_create(size_t bytes, size_t min_shard, struct ek_cache **out,
 	if (c->nshards > SHARDS_MAX)
 		c->nshards = SHARDS_MAX;
 	c->budget = bytes / c->nshards;
-	for (i = 0; i < c->nshards; i++)
-		pthread_mutex_init(&c->shards[i].lock, NULL);
+	for (nbuckets = 256; nbuckets < c->budget / BYTES_PER_BUCKET && nbuckets < (1u << 20);)
+		nbuckets *= 2;
+	for (i = 0; i < c->nshards; i++) {
+		struct shard *s = &c->shards[i];
+
+		s->buckets = calloc(nbuckets, sizeof(*s->buckets));
+		if (!s->buckets) {
+			while (i--)
+				free(c->shards[i].buckets);
+			free(c);
+			return ek_fail(err, -ENOMEM, "out of memory");
+		}
+		s->mask = nbuckets - 1;
+		pthread_mutex_init(&s->lock, NULL);
+		pthread_cond_init(&s->settled, NULL);
+	}
 	*out = c;
 	return 0;
 }
@@ -78,6 +97,8 @@ void ek_cache_destroy(struct ek_cache *c)
 			e = next;
 		}
 		pthread_mutex_destroy(&c->shards[i].lock);
+		pthread_cond_destroy(&c->shards[i].settled);
+		free(c->shards[i].buckets);
 	}
 	free(c);
 }
@@ -109,7 +130,7 @@ static void lru_push(struct shard *s, struct ek_cache_entry *e)
 static struct ek_cache_entry **find(struct shard *s, uint64_t h, uint64_t nid,
 				   uint64_t la)
 {
-	struct ek_cache_entry **p = &s->buckets[(h >> 6) % BUCKETS];
+	struct ek_cache_entry **p = &s->buckets[(h >> 6) & s->mask];
 
 	while (*p && ((*p)->nid != nid || (*p)->la != la))
 		p = &(*p)->hnext;
@@ -126,7 +147,8 @@ struct ek_cache_entry *ek_cache_get(struct ek_cache *c, uint64_t nid, uint64_t l
 	e = *find(s, h, nid, la);
 	if (e) {
 		atomic_fetch_add(&e->refs, 1);
-		if (s->head != e) {
+		/* A pending entry is not on the LRU list yet. */
+		if (s->head != e && atomic_load(&e->state) == EK_CACHE_READY) {
 			lru_unlink(s, e);
 			lru_push(s, e);
 		}
@@ -174,34 +196,17 @@ void ek_cache_put(struct ek_cache *c, struct ek_cache_entry *e)
 		free_entry(e);
 }
 
-void ek_cache_insert(struct ek_cache *c, struct ek_cache_entry *e,
-		     uint64_t nid, uint64_t la)
+/* Put a ready entry on its shard's LRU list and evict from the cold end
+ * until the shard fits its budget again; called with the shard locked.
+ * Returns the evicted entries, to be released outside the lock (an entry
+ * a reader still holds is freed by its last reader). */
+static struct ek_cache_entry *account(struct ek_cache *c, struct shard *s,
+				      struct ek_cache_entry *e)
 {
-	uint64_t h = key_hash(nid, la);
-	unsigned int idx = (unsigned int)(h % c->nshards);
-	struct shard *s = &c->shards[idx];
-	struct ek_cache_entry **slot, *victim, *doomed = NULL;
+	struct ek_cache_entry *victim, *doomed = NULL;
 
-	/* Larger than a shard's whole budget: not worth keeping. */
-	if (e->len > c->budget)
-		return;
-	pthread_mutex_lock(&s->lock);
-	slot = find(s, h, nid, la);
-	if (*slot) {
-		pthread_mutex_unlock(&s->lock);
-		return;
-	}
-	e->nid = nid;
-	e->la = la;
-	e->shard = idx;
-	e->in_cache = 1;
-	atomic_fetch_add(&e->refs, 1);   /* the cache's own reference */
-	e->hnext = NULL;
-	*slot = e;
 	lru_push(s, e);
 	s->bytes += e->len;
-	/* Evict from the cold end.  An entry a reader still holds leaves the
-	 * cache now and is freed by its last reader. */
 	victim = s->tail;
 	while (s->bytes > c->budget && victim) {
 		struct ek_cache_entry *prev = victim->prev, **p;
@@ -212,18 +217,132 @@ void ek_cache_insert(struct ek_cache *c, struct ek_cache_entry *e,
 			lru_unlink(s, victim);
 			s->bytes -= victim->len;
 			victim->in_cache = 0;
-			victim->hnext = doomed;   /* release outside the lock */
+			victim->hnext = doomed;
 			doomed = victim;
 		}
 		victim = prev;
 	}
-	pthread_mutex_unlock(&s->lock);
+	return doomed;
+}
+
+static void release_all(struct ek_cache *c, struct ek_cache_entry *doomed)
+{
 	while (doomed) {
 		struct ek_cache_entry *next = doomed->hnext;
 
 		ek_cache_put(c, doomed);
 		doomed = next;
 	}
+}
+
+/* Make e visible under its key, with the cache's own reference. */
+static void link_key(struct ek_cache_entry **slot, struct ek_cache_entry *e,
+		     uint64_t nid, uint64_t la, unsigned int idx)
+{
+	e->nid = nid;
+	e->la = la;
+	e->shard = idx;
+	e->in_cache = 1;
+	atomic_fetch_add(&e->refs, 1);
+	e->hnext = NULL;
+	*slot = e;
+}
+
+void ek_cache_insert(struct ek_cache *c, struct ek_cache_entry *e,
+		     uint64_t nid, uint64_t la)
+{
+	uint64_t h = key_hash(nid, la);
+	unsigned int idx = (unsigned int)(h % c->nshards);
+	struct shard *s = &c->shards[idx];
+	struct ek_cache_entry **slot, *doomed;
+
+	/* Larger than a shard's whole budget: not worth keeping. */
+	if (e->len > c->budget)
+		return;
+	atomic_store(&e->state, EK_CACHE_READY);
+	pthread_mutex_lock(&s->lock);
+	slot = find(s, h, nid, la);
+	if (*slot) {
+		pthread_mutex_unlock(&s->lock);
+		return;
+	}
+	link_key(slot, e, nid, la, idx);
+	doomed = account(c, s, e);
+	pthread_mutex_unlock(&s->lock);
+	release_all(c, doomed);
+}
+
+int ek_cache_claim(struct ek_cache *c, uint64_t nid, uint64_t la, size_t len,
+		   struct ek_cache_entry **out)
+{
+	uint64_t h = key_hash(nid, la);
+	unsigned int idx = (unsigned int)(h % c->nshards);
+	struct shard *s = &c->shards[idx];
+	struct ek_cache_entry **slot, *e;
+
+	*out = NULL;
+	if (len > c->budget || ek_cache_contains(c, nid, la))
+		return 0;
+	/* Allocated outside the lock; a claim that lost the race in the
+	 * meantime gives it back. */
+	e = ek_cache_alloc(c, len);
+	if (!e)
+		return -ENOMEM;
+	atomic_store(&e->state, EK_CACHE_PENDING);
+	pthread_mutex_lock(&s->lock);
+	slot = find(s, h, nid, la);
+	if (*slot) {
+		pthread_mutex_unlock(&s->lock);
+		free_entry(e);
+		return 0;
+	}
+	link_key(slot, e, nid, la, idx);
+	pthread_mutex_unlock(&s->lock);
+	*out = e;
+	return 1;
+}
+
+void ek_cache_publish(struct ek_cache *c, struct ek_cache_entry *e)
+{
+	struct shard *s = &c->shards[e->shard];
+	struct ek_cache_entry *doomed;
+
+	pthread_mutex_lock(&s->lock);
+	atomic_store(&e->state, EK_CACHE_READY);
+	doomed = account(c, s, e);
+	pthread_cond_broadcast(&s->settled);
+	pthread_mutex_unlock(&s->lock);
+	release_all(c, doomed);
+}
+
+void ek_cache_abandon(struct ek_cache *c, struct ek_cache_entry *e)
+{
+	struct shard *s = &c->shards[e->shard];
+	struct ek_cache_entry **slot;
+
+	pthread_mutex_lock(&s->lock);
+	slot = find(s, key_hash(e->nid, e->la), e->nid, e->la);
+	if (*slot == e)
+		*slot = e->hnext;
+	e->in_cache = 0;
+	atomic_store(&e->state, EK_CACHE_FAILED);
+	pthread_cond_broadcast(&s->settled);
+	pthread_mutex_unlock(&s->lock);
+	ek_cache_put(c, e);   /* the cache's reference */
+}
+
+int ek_cache_wait(struct ek_cache *c, struct ek_cache_entry *e)
+{
+	struct shard *s = &c->shards[e->shard];
+	int state = atomic_load(&e->state);
+
+	if (state == EK_CACHE_PENDING) {
+		pthread_mutex_lock(&s->lock);
+		while ((state = atomic_load(&e->state)) == EK_CACHE_PENDING)
+			pthread_cond_wait(&s->settled, &s->lock);
+		pthread_mutex_unlock(&s->lock);
+	}
+	return state == EK_CACHE_READY ? 0 : -1;
 }
 
 void ek_cache_stats(struct ek_cache *c, uint64_t *hits, uint64_t *misses,

@@ -6,6 +6,12 @@
  * and LRU list, so that hits in different shards never contend: there is
  * no global lock on the hit path.  Entries are reference counted: a
  * reader holds one while it copies, eviction only frees unreferenced ones.
+ *
+ * An extent being decoded is claimed first: a pending entry is visible
+ * under its key (not yet in the LRU or the byte count), so that a second
+ * reader of it, or the readahead thread, waits for the one decode instead
+ * of repeating it.  The claimer publishes it when decoded or abandons it
+ * on failure, waking those that wait.
  */
 #ifndef EK_READ_CACHE_H
 #define EK_READ_CACHE_H
@@ -18,10 +24,13 @@
 
 struct ek_cache;
 
+enum ek_cache_state { EK_CACHE_PENDING, EK_CACHE_READY, EK_CACHE_FAILED };
+
 struct ek_cache_entry {
 	uint64_t nid, la;          /* key */
 	size_t len;
 	atomic_uint refs;
+	_Atomic int state;         /* enum ek_cache_state */
 	uint8_t *data;
 	struct ek_cache_entry *hnext, *prev, *next;
 	unsigned int shard;
@@ -34,7 +43,8 @@ int ek_cache_create(size_t bytes, size_t min_shard, struct ek_cache **out,
 		    ek_error *err);
 void ek_cache_destroy(struct ek_cache *c);
 
-/* A referenced entry, or NULL on a miss. */
+/* A referenced entry, or NULL on a miss.  The entry may still be
+ * pending: ek_cache_wait() before reading its data. */
 struct ek_cache_entry *ek_cache_get(struct ek_cache *c, uint64_t nid, uint64_t la);
 /* Whether the key is cached (no reference taken). */
 int ek_cache_contains(struct ek_cache *c, uint64_t nid, uint64_t la);
@@ -45,6 +55,20 @@ struct ek_cache_entry *ek_cache_alloc(struct ek_cache *c, size_t len);
 void ek_cache_insert(struct ek_cache *c, struct ek_cache_entry *e,
 		     uint64_t nid, uint64_t la);
 void ek_cache_put(struct ek_cache *c, struct ek_cache_entry *e);
+
+/* Claim the key for decoding len bytes into a new pending entry.
+ * Returns 1 and *out (one reference, the claimer's) when claimed; 0 when
+ * the key is already cached or pending, or the entry would be too big to
+ * keep (nothing to do: the reader finds it, or decodes around the cache);
+ * -ENOMEM. */
+int ek_cache_claim(struct ek_cache *c, uint64_t nid, uint64_t la, size_t len,
+		   struct ek_cache_entry **out);
+/* The claimed entry's data is complete: make it a normal entry. */
+void ek_cache_publish(struct ek_cache *c, struct ek_cache_entry *e);
+/* The claimed entry will not be completed: withdraw its key. */
+void ek_cache_abandon(struct ek_cache *c, struct ek_cache_entry *e);
+/* Wait while e is pending; 0 when its data is ready, -1 if abandoned. */
+int ek_cache_wait(struct ek_cache *c, struct ek_cache_entry *e);
 
 /* Statistics: hits, misses, bytes held. */
 void ek_cache_stats(struct ek_cache *c, uint64_t *hits, uint64_t *misses,

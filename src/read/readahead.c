@@ -45,12 +45,10 @@ void readahead_destroy(struct ek_readahead *ra)
 static void run_ra(struct pool_job *job, unsigned int worker)
 {
 	struct ra_job *r = (struct ra_job *)job;
-	ek_error err;
 
 	(void)worker;
-	zdata_prefetch(r->inode, r->from, r->to);
-	/* A failure here is met again, and reported, by the reader. */
-	zdata_fill_cache(r->inode, r->from, r->to, &err);
+	zcache_prefetch(r->inode, r->from, r->to);
+	zcache_fill_ahead(r->inode, r->from, r->to);
 	ek_inode_put(r->inode);
 	free(r);
 }

@@ -20,10 +20,12 @@ void readahead_destroy(struct ek_readahead *ra);
 void readahead_note(struct ek_readahead *ra, ek_inode *inode, uint64_t off,
 		    size_t len);
 
-/* zdata.c: make sure the compressed extents of [off, end) are cached. */
-int zdata_fill_cache(ek_inode *inode, uint64_t off, uint64_t end, ek_error *err);
-/* zdata.c: ask the I/O back end to start reading the pclusters of
+/* zcache.c: decode the compressed extents of [off, end) into the cache,
+ * reading each batch's pclusters while the previous batch decodes; no
+ * error is reported (the reader meets it again). */
+void zcache_fill_ahead(ek_inode *inode, uint64_t off, uint64_t end);
+/* zcache.c: ask the I/O back end to start reading the pclusters of
  * [off, end) (those of one file usually lie in one run). */
-void zdata_prefetch(ek_inode *inode, uint64_t off, uint64_t end);
+void zcache_prefetch(ek_inode *inode, uint64_t off, uint64_t end);
 
 #endif

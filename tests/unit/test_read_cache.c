@@ -1,0 +1,295 @@
+/* The decoded-extent cache's claims (one decode per extent, however many
+ * threads want it) and the engine's batches (every request completes
+ * exactly once, with its callback, whatever the split between workers). */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <lz4.h>
+
+#include "codec/engine.h"
+#include "read/cache.h"
+
+static struct ek_cache *new_cache(size_t bytes)
+{
+	struct ek_cache *c = NULL;
+	ek_error err;
+
+	assert_int_equal(ek_cache_create(bytes, bytes, &c, &err), 0);
+	return c;
+}
+
+static void test_claim_then_publish(void **state)
+{
+	struct ek_cache *c = new_cache(1u << 20);
+	struct ek_cache_entry *e, *again, *seen;
+
+	(void)state;
+	assert_int_equal(ek_cache_claim(c, 7, 4096, 100, &e), 1);
+	assert_non_null(e);
+	/* Claimed once: a second claim has nothing to do. */
+	assert_int_equal(ek_cache_claim(c, 7, 4096, 100, &again), 0);
+	assert_null(again);
+	seen = ek_cache_get(c, 7, 4096);
+	assert_ptr_equal(seen, e);
+	assert_int_equal(atomic_load(&seen->state), EK_CACHE_PENDING);
+	memset(e->data, 0xAB, 100);
+	ek_cache_publish(c, e);
+	assert_int_equal(ek_cache_wait(c, seen), 0);
+	assert_int_equal(seen->data[99], 0xAB);
+	ek_cache_put(c, seen);
+	ek_cache_put(c, e);
+	/* Published: found ready, still not claimable. */
+	seen = ek_cache_get(c, 7, 4096);
+	assert_non_null(seen);
+	assert_int_equal(ek_cache_wait(c, seen), 0);
+	ek_cache_put(c, seen);
+	assert_int_equal(ek_cache_claim(c, 7, 4096, 100, &again), 0);
+	ek_cache_destroy(c);
+}
+
+static void test_abandon(void **state)
+{
+	struct ek_cache *c = new_cache(1u << 20);
+	struct ek_cache_entry *e, *seen;
+
+	(void)state;
+	assert_int_equal(ek_cache_claim(c, 1, 0, 10, &e), 1);
+	seen = ek_cache_get(c, 1, 0);
+	ek_cache_abandon(c, e);
+	ek_cache_put(c, e);
+	assert_int_equal(ek_cache_wait(c, seen), -1);
+	ek_cache_put(c, seen);
+	/* The key is free again. */
+	assert_null(ek_cache_get(c, 1, 0));
+	assert_int_equal(ek_cache_claim(c, 1, 0, 10, &e), 1);
+	ek_cache_publish(c, e);
+	ek_cache_put(c, e);
+	ek_cache_destroy(c);
+}
+
+static void test_too_big(void **state)
+{
+	struct ek_cache *c = new_cache(64u << 10);
+	struct ek_cache_entry *e = (void *)1;
+
+	(void)state;
+	assert_int_equal(ek_cache_claim(c, 1, 0, 65u << 10, &e), 0);
+	assert_null(e);
+	assert_null(ek_cache_get(c, 1, 0));
+	ek_cache_destroy(c);
+}
+
+static void test_budget(void **state)
+{
+	struct ek_cache *c = new_cache(256u << 10);
+	uint64_t hits, misses, bytes, i;
+
+	(void)state;
+	for (i = 0; i < 1000; i++) {
+		struct ek_cache_entry *e;
+
+		assert_int_equal(ek_cache_claim(c, 3, i * 4096, 4096, &e), 1);
+		ek_cache_publish(c, e);
+		ek_cache_put(c, e);
+		ek_cache_stats(c, &hits, &misses, &bytes);
+		assert_true(bytes <= 256u << 10);
+	}
+	/* The newest stayed, the oldest went. */
+	assert_int_equal(ek_cache_claim(c, 3, 999 * 4096, 4096, &(struct ek_cache_entry *){ NULL }), 0);
+	assert_null(ek_cache_get(c, 3, 0));
+	ek_cache_destroy(c);
+}
+
+/* Many threads want the same keys: each key is claimed (decoded) once,
+ * and everyone reads the claimer's bytes. */
+#define KEYS 400
+#define THREADS 6
+
+struct racer {
+	pthread_t tid;
+	struct ek_cache *c;
+	atomic_int *claims;
+	int bad;
+};
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+	int k;
+
+	for (k = 0; k < KEYS; k++) {
+		struct ek_cache_entry *e, *seen;
+
+		if (ek_cache_claim(r->c, 9, (uint64_t)k, 64, &e) == 1) {
+			atomic_fetch_add(&r->claims[k], 1);
+			if (k % 7 == 0)
+				usleep(50);   /* let others find it pending */
+			memset(e->data, k & 0xFF, 64);
+			ek_cache_publish(r->c, e);
+			ek_cache_put(r->c, e);
+		}
+		seen = ek_cache_get(r->c, 9, (uint64_t)k);
+		if (!seen || ek_cache_wait(r->c, seen) || seen->data[63] != (k & 0xFF))
+			r->bad++;
+		if (seen)
+			ek_cache_put(r->c, seen);
+	}
+	return NULL;
+}
+
+static void test_one_decode_per_key(void **state)
+{
+	struct ek_cache *c = new_cache(4u << 20);
+	atomic_int claims[KEYS];
+	struct racer r[THREADS];
+	int i;
+
+	(void)state;
+	for (i = 0; i < KEYS; i++)
+		atomic_init(&claims[i], 0);
+	for (i = 0; i < THREADS; i++) {
+		r[i] = (struct racer){ .c = c, .claims = claims };
+		assert_int_equal(pthread_create(&r[i].tid, NULL, race, &r[i]), 0);
+	}
+	for (i = 0; i < THREADS; i++) {
+		pthread_join(r[i].tid, NULL);
+		assert_int_equal(r[i].bad, 0);
+	}
+	for (i = 0; i < KEYS; i++)
+		assert_int_equal(atomic_load(&claims[i]), 1);
+	ek_cache_destroy(c);
+}
+
+/* ------------------------------------------------------------ batches */
+
+struct tally {
+	atomic_int calls[300];
+};
+
+static void count_call(struct ek_dreq *r, void *ctx)
+{
+	struct tally *t = ctx;
+
+	atomic_fetch_add(&t->calls[(size_t)(uintptr_t)r->user], 1);
+}
+
+static void run_batches(struct ek_engine *engine)
+{
+	static const size_t counts[] = { 1, 2, 3, 5, 64, 300 };
+	size_t ci;
+
+	for (ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+		size_t n = counts[ci], i;
+		struct ek_dreq *reqs = calloc(n, sizeof(*reqs));
+		struct ek_dreq **ptrs = calloc(n, sizeof(*ptrs));
+		struct tally *t = calloc(1, sizeof(*t));
+		uint8_t *plain = malloc(70000);
+
+		assert_non_null(reqs);
+		assert_non_null(t);
+		for (i = 0; i < 70000; i++)
+			plain[i] = (uint8_t)(i / 100 + i % 7);
+		for (i = 0; i < n; i++) {
+			/* Sizes from a few bytes to 64 KiB, so that work shares differ. */
+			size_t len = 1 + (i * 7919) % 65536;
+			uint8_t *in = malloc(LZ4_compressBound((int)len));
+			int clen = LZ4_compress_default((const char *)plain + i % 100, (char *)in, (int)len,
+						    LZ4_compressBound((int)len));
+			assert_true(clen > 0);
+			reqs[i] = (struct ek_dreq){
+				.algorithm = EK_ALG_LZ4, .in = in, .in_len = (size_t)clen,
+				.out = malloc(len), .out_len = len,
+				.user = (void *)(uintptr_t)i,
+			};
+			ptrs[i] = &reqs[i];
+		}
+		assert_int_equal(ek_engine_run_batch_each(engine, ptrs, n, count_call, t), 0);
+		for (i = 0; i < n; i++) {
+			assert_int_equal(atomic_load(&t->calls[i]), 1);
+			assert_int_equal(reqs[i].result, 0);
+			assert_memory_equal(reqs[i].out, plain + i % 100, reqs[i].out_len);
+			free((void *)reqs[i].in);
+			free(reqs[i].out);
+		}
+		free(plain);
+		free(reqs);
+		free(ptrs);
+		free(t);
+	}
+}
+
+static void test_batches(void **state)
+{
+	unsigned int workers;
+	ek_error err;
+
+	(void)state;
+	for (workers = 0; workers <= 3; workers++) {
+		struct ek_engine *sw = NULL, *e = NULL;
+
+		assert_int_equal(ek_engine_software_create(EK_DEFLATE_LIBDEFLATE, &sw, &err), 0);
+		if (workers)
+			assert_int_equal(ek_engine_pool_create(sw, workers, &e, &err), 0);
+		else
+			e = sw;
+		run_batches(e);
+		ek_engine_destroy(e);
+	}
+}
+
+/* A failing request fails alone, and still completes once. */
+static void test_batch_failure(void **state)
+{
+	struct ek_engine *sw = NULL, *e = NULL;
+	struct ek_dreq reqs[4], *ptrs[4];
+	uint8_t in[4][64], out[4][64];
+	struct tally *t = calloc(1, sizeof(*t));
+	ek_error err;
+	int i;
+
+	(void)state;
+	assert_int_equal(ek_engine_software_create(EK_DEFLATE_LIBDEFLATE, &sw, &err), 0);
+	assert_int_equal(ek_engine_pool_create(sw, 2, &e, &err), 0);
+	for (i = 0; i < 4; i++) {
+		int clen = LZ4_compress_default("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", (char *)in[i], 40, 64);
+
+		assert_true(clen > 0);
+		reqs[i] = (struct ek_dreq){ .algorithm = EK_ALG_LZ4, .in = in[i], .in_len = (size_t)clen,
+					    .out = out[i], .out_len = 40, .user = (void *)(uintptr_t)i };
+		ptrs[i] = &reqs[i];
+	}
+	reqs[1].in_len = 3;   /* truncated stream */
+	assert_int_not_equal(ek_engine_run_batch_each(e, ptrs, 4, count_call, t), 0);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(atomic_load(&t->calls[i]), 1);
+		if (i == 1)
+			assert_int_not_equal(reqs[i].result, 0);
+		else
+			assert_int_equal(reqs[i].result, 0);
+	}
+	ek_engine_destroy(e);
+	free(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_claim_then_publish),
+		cmocka_unit_test(test_abandon),
+		cmocka_unit_test(test_too_big),
+		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_one_decode_per_key),
+		cmocka_unit_test(test_batches),
+		cmocka_unit_test(test_batch_failure),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

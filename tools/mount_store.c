@@ -12,6 +12,10 @@
 /* Bytes pushed on each side of a read at most: a 1 MiB cluster is pushed
  * whole, larger extents (big pclusters compress to more) only around it. */
 #define WINDOW (512u * 1024)
+/* Extents up to SMALL_EXTENT are pushed as the aligned AROUND bytes of
+ * file around the read (the library's read-around window). */
+#define SMALL_EXTENT (32u * 1024)
+#define AROUND (128u * 1024)
 /* Only small reads are offered: larger ones are the kernel's readahead. */
 #define OFFER_MAX (128u * 1024)
 #define BUF_BYTES (2 * WINDOW + OFFER_MAX + 2 * 65536)
@@ -48,27 +52,13 @@ static void store_range(struct page_store *ps, fuse_ino_t ino, const char *data,
 	(void)fuse_lowlevel_notify_store(ps->se, ino, (off_t)from, &bv, 0);
 }
 
-/* Push the pages of the extent holding `at` that lie outside the read;
- * returns where that extent ends (0 when it could not be mapped). */
-static uint64_t store_extent(struct page_store *ps, ek_inode *inode, const struct offer *o,
-			     uint64_t at)
+/* Push the whole pages of [lo, hi) that lie outside the read. */
+static void store_window(struct page_store *ps, ek_inode *inode, const struct offer *o,
+			 uint64_t lo, uint64_t hi)
 {
-	uint64_t size = ek_inode_stat(inode)->size;
-	uint64_t lo, hi, skip_lo, skip_hi;
-	ek_extent ext;
+	uint64_t size = ek_inode_stat(inode)->size, skip_lo, skip_hi;
 	ssize_t n;
 
-	if (at >= size || ek_map(inode, at, &ext, NULL))
-		return 0;
-	/* Plain data is cheap to read on demand; holes are zeros. */
-	if (ext.kind != EK_EXTENT_COMPRESSED && ext.kind != EK_EXTENT_FRAGMENT)
-		return ext.logical + ext.length;
-	lo = ext.logical;
-	hi = ext.logical + ext.length;
-	if (o->off > WINDOW && lo < o->off - WINDOW)
-		lo = o->off - WINDOW;
-	if (hi > o->off + o->len + WINDOW)
-		hi = o->off + o->len + WINDOW;
 	if (hi > size)
 		hi = size;
 	/* Whole pages only: the kernel marks a page valid only when it is
@@ -79,16 +69,45 @@ static uint64_t store_extent(struct page_store *ps, ek_inode *inode, const struc
 	skip_lo = o->off / ps->page * ps->page;
 	skip_hi = (o->off + o->len + ps->page - 1) / ps->page * ps->page;
 	if (hi <= lo || (lo >= skip_lo && hi <= skip_hi) || hi - lo > BUF_BYTES)
-		return ext.logical + ext.length;
-	/* The cluster was just decompressed for the read: this hits the
-	 * library's cluster cache. */
+		return;
+	/* Mostly cached already: the read's own cluster, or the library's
+	 * read-around of small clusters (being) decoded in the background. */
 	n = ek_read(inode, ps->buf, hi - lo, lo, NULL);
 	if (n != (ssize_t)(hi - lo))
-		return ext.logical + ext.length;
+		return;
 	store_range(ps, o->ino, ps->buf, lo, skip_lo < hi ? skip_lo : hi);
 	if (skip_hi < lo)
 		skip_hi = lo;
 	store_range(ps, o->ino, ps->buf + (skip_hi - lo), skip_hi, hi);
+}
+
+/* Push the pages of the extent holding `at`, at most WINDOW each side of
+ * the read; small extents are pushed with their aligned AROUND window
+ * (what the library reads around a random read).  Returns where the
+ * extent ends (0 when it could not be mapped). */
+static uint64_t store_extent(struct page_store *ps, ek_inode *inode, const struct offer *o,
+			     uint64_t at)
+{
+	uint64_t size = ek_inode_stat(inode)->size, lo, hi;
+	ek_extent ext;
+
+	if (at >= size || ek_map(inode, at, &ext, NULL))
+		return 0;
+	/* Plain data is cheap to read on demand; holes are zeros. */
+	if (ext.kind != EK_EXTENT_COMPRESSED && ext.kind != EK_EXTENT_FRAGMENT)
+		return ext.logical + ext.length;
+	if (ext.kind == EK_EXTENT_COMPRESSED && ext.length <= SMALL_EXTENT) {
+		lo = at & ~(uint64_t)(AROUND - 1);
+		store_window(ps, inode, o, lo, lo + AROUND);
+		return lo + AROUND;
+	}
+	lo = ext.logical;
+	hi = ext.logical + ext.length;
+	if (o->off > WINDOW && lo < o->off - WINDOW)
+		lo = o->off - WINDOW;
+	if (hi > o->off + o->len + WINDOW)
+		hi = o->off + o->len + WINDOW;
+	store_window(ps, inode, o, lo, hi);
 	return ext.logical + ext.length;
 }
 

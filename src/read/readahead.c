@@ -1,22 +1,33 @@
-/* Readahead jobs on a small pool; decoding itself fans out through the
- * image's engine. */
+/* Readahead and read-around jobs on one background thread; decoding
+ * itself fans out through the image's engine. */
 #include <errno.h>
 #include <stdlib.h>
 
+#include "read/cache.h"
 #include "read/readahead.h"
 #include "util/error.h"
 #include "util/pool.h"
 
 #define WINDOW_MIN (8u << 20)
+/* Read-around of small extents: the aligned window of file data around a
+ * random read is decoded in the background.  Its pclusters are mostly
+ * adjacent, so the I/O costs about what the one read did; later reads
+ * near it then hit the cache.  Big extents are their own read-around. */
+#define AROUND (128u << 10)
+#define AROUND_EXTENT_MAX (32u << 10)
+#define AROUND_QUEUED_MAX 4   /* beyond this, random readers outrun it */
 
 struct ek_readahead {
 	struct pool *pool;
+	atomic_uint around_queued;
 };
 
 struct ra_job {
 	struct pool_job job;
+	struct ek_readahead *ra;
 	ek_inode *inode;
 	uint64_t from, to;
+	bool around;
 };
 
 int readahead_create(ek_image *img, struct ek_readahead **out, ek_error *err)
@@ -47,20 +58,89 @@ static void run_ra(struct pool_job *job, unsigned int worker)
 	struct ra_job *r = (struct ra_job *)job;
 
 	(void)worker;
-	zcache_prefetch(r->inode, r->from, r->to);
+	if (!r->around)
+		zcache_prefetch(r->inode, r->from, r->to);
 	zcache_fill_ahead(r->inode, r->from, r->to);
+	if (r->around)
+		atomic_fetch_sub(&r->ra->around_queued, 1);
 	ek_inode_put(r->inode);
 	free(r);
 }
 
-void readahead_note(struct ek_readahead *ra, ek_inode *inode, uint64_t off,
+static void queue(struct ek_readahead *ra, ek_inode *inode, uint64_t from,
+		  uint64_t to, bool around)
+{
+	struct ra_job *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		if (around)
+			atomic_fetch_sub(&ra->around_queued, 1);
+		return;
+	}
+	r->ra = ra;
+	r->inode = ek_inode_ref(inode);
+	r->from = from;
+	r->to = to;
+	r->around = around;
+	r->job.run = run_ra;
+	r->job.detached = true;
+	pool_submit(ra->pool, &r->job);
+}
+
+/* Whether the extent at off is cached or being decoded (NULL: unmapped). */
+static bool have(ek_inode *inode, uint64_t off, ek_extent *e)
+{
+	if (zmap_map(inode, off, e, NULL) || e->kind != EK_EXTENT_COMPRESSED)
+		return true;   /* nothing to decode there */
+	return ek_cache_contains(inode->img->cache, inode->nid, e->logical);
+}
+
+/* The read-around window of a random read at off: false when its extent
+ * is not small, or the window's ends are cached already (it was read
+ * around before). */
+static bool around_window(ek_inode *inode, uint64_t off, uint64_t *fromp, uint64_t *top)
+{
+	uint64_t from = off & ~(uint64_t)(AROUND - 1), to = from + AROUND;
+	ek_extent here, first, last;
+
+	if (to > inode->raw.size)
+		to = inode->raw.size;
+	if (from >= to || zmap_map(inode, off, &here, NULL) ||
+	    here.kind != EK_EXTENT_COMPRESSED || here.length > AROUND_EXTENT_MAX)
+		return false;
+	if (have(inode, from, &first) && have(inode, to - 1, &last))
+		return false;
+	*fromp = from;
+	*top = to;
+	return true;
+}
+
+void readahead_around(struct ek_readahead *ra, ek_inode *inode, uint64_t off)
+{
+	uint64_t from, to;
+
+	if (!around_window(inode, off, &from, &to))
+		return;
+	if (atomic_fetch_add(&ra->around_queued, 1) >= AROUND_QUEUED_MAX) {
+		atomic_fetch_sub(&ra->around_queued, 1);
+		return;
+	}
+	queue(ra, inode, from, to, true);
+}
+
+bool readahead_note(struct ek_readahead *ra, ek_inode *inode, uint64_t off,
 		    size_t len)
 {
 	uint64_t end = off + len, window, target, until;
-	struct ra_job *r;
 
-	if (atomic_exchange(&inode->ra_next, end) != off)
-		return;   /* not where the last read ended: random access */
+	if (atomic_exchange(&inode->ra_next, end) != off) {
+		/* Random access.  Its window's pclusters are fetched along
+		 * with the read's own (one I/O where there would be two), to
+		 * be decoded after the read (readahead_around). */
+		if (around_window(inode, off, &window, &target))
+			zcache_prefetch(inode, window, target);
+		return false;
+	}
 	window = (uint64_t)len * 4 > WINDOW_MIN ? (uint64_t)len * 4 : WINDOW_MIN;
 	target = end + window;
 	if (target > inode->raw.size)
@@ -72,14 +152,7 @@ void readahead_note(struct ek_readahead *ra, ek_inode *inode, uint64_t off,
 	if (target <= until + window / 2 ||
 	    !atomic_compare_exchange_strong(&inode->ra_until, &(uint64_t){
 		    atomic_load(&inode->ra_until) }, target))
-		return;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return;
-	r->inode = ek_inode_ref(inode);
-	r->from = until;
-	r->to = target;
-	r->job.run = run_ra;
-	r->job.detached = true;
-	pool_submit(ra->pool, &r->job);
+		return true;
+	queue(ra, inode, until, target, false);
+	return true;
 }

@@ -230,12 +230,16 @@ int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 
 	if (img->cache) {
 		/* Readahead first, so that it runs beside this read's own
-		 * decoding; then the request's missing extents, in batches. */
-		if (img->readahead)
-			readahead_note(img->readahead, inode, off, len);
+		 * decoding; then the request's missing extents, in batches;
+		 * read-around of a random read only after them, so that it
+		 * never delays the read itself. */
+		bool sequential = img->readahead && readahead_note(img->readahead, inode, off, len);
+
 		ret = zcache_fill(inode, off, off + len, err);
 		if (ret)
 			return ret;
+		if (img->readahead && !sequential)
+			readahead_around(img->readahead, inode, off);
 	}
 	while (len > 0) {
 		ek_extent e;

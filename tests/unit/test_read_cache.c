@@ -7,15 +7,20 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <lz4.h>
 
 #include "codec/engine.h"
+#include "erofskit/build.h"
 #include "read/cache.h"
+#include "read/internal.h"
 
 static struct ek_cache *new_cache(size_t bytes)
 {
@@ -279,6 +284,163 @@ static void test_batch_failure(void **state)
 	free(t);
 }
 
+/* ------------------------------------------------------------ read path */
+
+/* A 1 MiB file of 4 KiB lz4 clusters, opened with a cache and readahead. */
+struct small_clusters {
+	char dir[64], path[96];
+	ek_image *img;
+	ek_inode *inode;
+	uint8_t *bytes;
+};
+
+static void open_small_clusters(struct small_clusters *t)
+{
+	static const char *const words[] = {
+		"cluster", "extent", "inode", "block", "read", "around", "page", "cache",
+		"decode", "lz4", "erofs", "image", "kernel", "fuse", "mount", "window",
+		"batch", "engine", "worker", "claim", "publish", "wait", "abandon", "zstd",
+		"deflate", "lzma", "tail", "head", "map", "index", "compact", "super",
+	};
+	uint64_t seed;
+	ek_build_options bo;
+	ek_open_options oo;
+	ek_error err;
+	char src[96], file[128];
+	ek_nid nid;
+	ek_extent e;
+	FILE *f;
+	size_t i;
+
+	snprintf(t->dir, sizeof(t->dir), "/tmp/ek-unit-cache-XXXXXX");
+	assert_non_null(mkdtemp(t->dir));
+	snprintf(src, sizeof(src), "%s/src", t->dir);
+	snprintf(file, sizeof(file), "%s/data", src);
+	snprintf(t->path, sizeof(t->path), "%s/img", t->dir);
+	assert_int_equal(mkdir(src, 0755), 0);
+	t->bytes = malloc(1u << 20);
+	assert_non_null(t->bytes);
+	/* Words from a small vocabulary in random order: lz4 halves it, so
+	 * that a 4 KiB cluster holds about 8 KiB of file. */
+	for (i = 0, seed = 12345; i < 1u << 20;) {
+		const char *w;
+
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		w = words[(seed >> 33) % (sizeof(words) / sizeof(words[0]))];
+		while (*w && i < 1u << 20)
+			t->bytes[i++] = (uint8_t)*w++;
+		if (i < 1u << 20)
+			t->bytes[i++] = (uint8_t)((seed >> 40) % 3 ? ' ' : '\n');
+	}
+	f = fopen(file, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(t->bytes, 1, 1u << 20, f), 1u << 20);
+	fclose(f);
+	ek_build_options_init(&bo);
+	bo.compressor = EK_COMPRESS_LZ4;
+	bo.pcluster_size = 4096;
+	assert_int_equal(ek_build(t->path, src, &bo, NULL, &err), 0);
+	ek_open_options_init(&oo);
+	oo.cache_bytes = 16u << 20;
+	oo.workers = 2;
+	oo.readahead = 1;
+	assert_int_equal(ek_open(t->path, &oo, &t->img, &err), 0);
+	assert_int_equal(ek_lookup(t->img, "/data", &nid, &err), 0);
+	assert_int_equal(ek_inode_get(t->img, nid, &t->inode, &err), 0);
+	/* Small extents, or the test would prove nothing. */
+	assert_int_equal(ek_map(t->inode, 300 << 10, &e, &err), 0);
+	assert_int_equal(e.kind, EK_EXTENT_COMPRESSED);
+	assert_true(e.length <= 16u << 10);
+	unlink(file);
+	rmdir(src);
+}
+
+static void close_small_clusters(struct small_clusters *t)
+{
+	ek_inode_put(t->inode);
+	ek_close(t->img);
+	unlink(t->path);
+	rmdir(t->dir);
+	free(t->bytes);
+}
+
+static uint64_t cached_bytes(ek_image *img)
+{
+	uint64_t hits, misses, bytes;
+
+	ek_cache_stats(img->cache, &hits, &misses, &bytes);
+	return bytes;
+}
+
+/* One random 4 KiB read of small clusters gets the rest of its aligned
+ * 128 KiB window decoded in the background, with the right bytes. */
+static void test_read_around(void **state)
+{
+	struct small_clusters t;
+	uint8_t buf[4096], window[128 << 10];
+	ek_error err;
+	int tries;
+
+	(void)state;
+	open_small_clusters(&t);
+	assert_int_equal(ek_read(t.inode, buf, sizeof(buf), 300 << 10, &err), (ssize_t)sizeof(buf));
+	assert_memory_equal(buf, t.bytes + (300 << 10), sizeof(buf));
+	for (tries = 0; tries < 500 && cached_bytes(t.img) < (128 << 10); tries++)
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	assert_true(cached_bytes(t.img) >= (128 << 10));
+	/* The window [256 KiB, 384 KiB) reads back right, from the cache. */
+	assert_int_equal(ek_read(t.inode, window, sizeof(window), 256 << 10, &err),
+			 (ssize_t)sizeof(window));
+	assert_memory_equal(window, t.bytes + (256 << 10), sizeof(window));
+	close_small_clusters(&t);
+}
+
+/* Sequential reading by several threads at once, each its own file
+ * position, all through the same cache: every byte right. */
+struct seq_reader {
+	pthread_t tid;
+	struct small_clusters *t;
+	unsigned int chunk;
+	int bad;
+};
+
+static void *read_all(void *arg)
+{
+	struct seq_reader *r = arg;
+	uint8_t *buf = malloc(r->chunk);
+	uint64_t off;
+
+	for (off = 0; buf && off < (1u << 20); off += r->chunk) {
+		ek_error err;
+		size_t want = (1u << 20) - off < r->chunk ? (1u << 20) - off : r->chunk;
+
+		if (ek_read(r->t->inode, buf, want, off, &err) != (ssize_t)want ||
+		    memcmp(buf, r->t->bytes + off, want))
+			r->bad++;
+	}
+	free(buf);
+	return NULL;
+}
+
+static void test_concurrent_sequential(void **state)
+{
+	struct small_clusters t;
+	struct seq_reader r[4];
+	int i;
+
+	(void)state;
+	open_small_clusters(&t);
+	for (i = 0; i < 4; i++) {
+		r[i] = (struct seq_reader){ .t = &t, .chunk = 4096u << i };
+		assert_int_equal(pthread_create(&r[i].tid, NULL, read_all, &r[i]), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(r[i].tid, NULL);
+		assert_int_equal(r[i].bad, 0);
+	}
+	close_small_clusters(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -289,6 +451,8 @@ int main(void)
 		cmocka_unit_test(test_one_decode_per_key),
 		cmocka_unit_test(test_batches),
 		cmocka_unit_test(test_batch_failure),
+		cmocka_unit_test(test_read_around),
+		cmocka_unit_test(test_concurrent_sequential),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

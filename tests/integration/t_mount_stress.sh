@@ -45,19 +45,24 @@ fumount "$T/m"
 note "image pages in the page cache after reading through io=uring: $resident bytes"
 [ "$resident" -lt $((1 << 20)) ] || fail "io=uring left $resident bytes of the image cached"
 
+# read_one_page OFFSET WANT: one 4 KiB read of the mounted big.txt, then
+# up to 5 s for WANT bytes of it to be in the page cache; sets $cached.
+read_one_page() {
+	dd if="$T/m/big.txt" of=/dev/null bs=4096 skip=$(($1 / 4096)) count=1 status=none
+	for _ in $(seq 50); do
+		cached=$(fincore -n -o RES -b "$T/m/big.txt" | tr -d ' ')
+		[ "$cached" -ge "$2" ] && return
+		sleep 0.1
+	done
+}
+
 # A random 4 KiB read of a compressed file leaves the rest of its 64 KiB
 # cluster in the kernel's page cache (FUSE_NOTIFY_STORE), and those pages
 # hold the file's bytes.
 sync; echo 3 > /proc/sys/vm/drop_caches
 fmount "$T/img" "$T/m" "cache=8M"
 off=$((5 << 20))
-dd if="$T/m/big.txt" of=/dev/null bs=4096 skip=$((off / 4096)) count=1 status=none
-cached=0
-for _ in $(seq 50); do
-	cached=$(fincore -n -o RES -b "$T/m/big.txt" | tr -d ' ')
-	[ "$cached" -ge $((32 << 10)) ] && break
-	sleep 0.1
-done
+read_one_page $off $((32 << 10))
 note "pages cached after one 4 KiB random read: $cached bytes"
 [ "$cached" -ge $((32 << 10)) ] || fail "a random read did not prefill its cluster ($cached bytes cached)"
 python3 - "$T/m/big.txt" "$T/src/big.txt" "$off" <<'PY' || fail "prefilled pages differ from the source"
@@ -76,13 +81,7 @@ fumount "$T/m"
 "$EROFSKIT" mkfs -q -zlz4hc -C4096 "$T/img4k" "$T/src"
 sync; echo 3 > /proc/sys/vm/drop_caches
 fmount "$T/img4k" "$T/m" "cache=8M"
-off=$(((5 << 20) + (40 << 10)))
-dd if="$T/m/big.txt" of=/dev/null bs=4096 skip=$((off / 4096)) count=1 status=none
-for _ in $(seq 50); do
-	cached=$(fincore -n -o RES -b "$T/m/big.txt" | tr -d ' ')
-	[ "$cached" -ge $((128 << 10)) ] && break
-	sleep 0.1
-done
+read_one_page $(((5 << 20) + (40 << 10))) $((128 << 10))
 note "pages cached after one 4 KiB random read of 4 KiB clusters: $cached bytes"
 [ "$cached" -ge $((128 << 10)) ] || fail "a random read of small clusters was not read around ($cached bytes cached)"
 python3 - "$T/m/big.txt" "$T/src/big.txt" <<'PY' || fail "read-around pages differ from the source"

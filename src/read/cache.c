@@ -331,6 +331,28 @@ void ek_cache_abandon(struct ek_cache *c, struct ek_cache_entry *e)
 	ek_cache_put(c, e);   /* the cache's reference */
 }
 
+void ek_cache_drop(struct ek_cache *c, struct ek_cache_entry *e)
+{
+	struct shard *s = &c->shards[e->shard];
+	struct ek_cache_entry **slot;
+	int dropped = 0;
+
+	pthread_mutex_lock(&s->lock);
+	if (e->in_cache && atomic_load(&e->state) == EK_CACHE_READY) {
+		slot = find(s, key_hash(e->nid, e->la), e->nid, e->la);
+		if (*slot == e) {
+			*slot = e->hnext;
+			lru_unlink(s, e);
+			s->bytes -= e->len;
+			e->in_cache = 0;
+			dropped = 1;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (dropped)
+		ek_cache_put(c, e);   /* the cache's reference */
+}
+
 int ek_cache_wait(struct ek_cache *c, struct ek_cache_entry *e)
 {
 	struct shard *s = &c->shards[e->shard];

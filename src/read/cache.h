@@ -56,6 +56,10 @@ void ek_cache_insert(struct ek_cache *c, struct ek_cache_entry *e,
 		     uint64_t nid, uint64_t la);
 void ek_cache_put(struct ek_cache *c, struct ek_cache_entry *e);
 
+/* Take a ready entry out of the cache early (a sequential reader is done
+ * with it): its memory goes back for the next decode. */
+void ek_cache_drop(struct ek_cache *c, struct ek_cache_entry *e);
+
 /* Claim the key for decoding len bytes into a new pending entry.
  * Returns 1 and *out (one reference, the claimer's) when claimed; 0 when
  * the key is already cached or pending, or the entry would be too big to

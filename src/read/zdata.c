@@ -194,7 +194,7 @@ static int read_compressed(ek_inode *inode, const ek_extent *e, uint64_t within,
  * When another thread is decoding it, wait for that rather than decode
  * it twice; if that decode fails, try (and fail) here, for the error. */
 static int read_cached(ek_inode *inode, const ek_extent *e, uint64_t within,
-		       uint8_t *buf, size_t n, ek_error *err)
+		       uint8_t *buf, size_t n, bool sequential, ek_error *err)
 {
 	ek_image *img = inode->img;
 	struct ek_cache_entry *ce;
@@ -212,6 +212,11 @@ static int read_cached(ek_inode *inode, const ek_extent *e, uint64_t within,
 		}
 		if (!ek_cache_wait(img->cache, ce)) {
 			memcpy(buf, ce->data + within, n);
+			/* A sequential reader that has had the extent's last
+			 * byte will not come back: drop it behind (its memory
+			 * is reused, instead of fresh pages being faulted in). */
+			if (sequential && within + n == e->length)
+				ek_cache_drop(img->cache, ce);
 			ek_cache_put(img->cache, ce);
 			return 0;
 		}
@@ -226,6 +231,7 @@ int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 {
 	ek_image *img = inode->img;
 	uint8_t *dst = buf;
+	bool sequential = false;
 	int ret;
 
 	if (img->cache) {
@@ -233,8 +239,7 @@ int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 		 * decoding; then the request's missing extents, in batches;
 		 * read-around of a random read only after them, so that it
 		 * never delays the read itself. */
-		bool sequential = img->readahead && readahead_note(img->readahead, inode, off, len);
-
+		sequential = img->readahead && readahead_note(img->readahead, inode, off, len);
 		ret = zcache_fill(inode, off, off + len, err);
 		if (ret)
 			return ret;
@@ -266,7 +271,7 @@ int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 			ret = read_plain(inode, &e, within, dst, n, err);
 			break;
 		default:
-			ret = img->cache ? read_cached(inode, &e, within, dst, n, err)
+			ret = img->cache ? read_cached(inode, &e, within, dst, n, sequential, err)
 					 : read_compressed(inode, &e, within, dst, n, err);
 			break;
 		}

@@ -80,6 +80,36 @@ static void test_abandon(void **state)
 	ek_cache_destroy(c);
 }
 
+static void test_drop(void **state)
+{
+	struct ek_cache *c = new_cache(1u << 20);
+	struct ek_cache_entry *e, *held;
+	uint64_t hits, misses, bytes;
+
+	(void)state;
+	assert_int_equal(ek_cache_claim(c, 2, 0, 4096, &e), 1);
+	/* A pending entry is not dropped. */
+	ek_cache_drop(c, e);
+	assert_non_null(held = ek_cache_get(c, 2, 0));
+	ek_cache_put(c, held);
+	memset(e->data, 0x5A, 4096);
+	ek_cache_publish(c, e);
+	ek_cache_put(c, e);
+	held = ek_cache_get(c, 2, 0);
+	ek_cache_drop(c, held);
+	/* Gone from the cache and its byte count; the holder's copy lives. */
+	assert_null(ek_cache_get(c, 2, 0));
+	ek_cache_stats(c, &hits, &misses, &bytes);
+	assert_int_equal(bytes, 0);
+	assert_int_equal(held->data[4095], 0x5A);
+	ek_cache_drop(c, held);   /* twice: nothing happens */
+	ek_cache_put(c, held);
+	assert_int_equal(ek_cache_claim(c, 2, 0, 4096, &e), 1);
+	ek_cache_publish(c, e);
+	ek_cache_put(c, e);
+	ek_cache_destroy(c);
+}
+
 static void test_too_big(void **state)
 {
 	struct ek_cache *c = new_cache(64u << 10);
@@ -446,6 +476,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_claim_then_publish),
 		cmocka_unit_test(test_abandon),
+		cmocka_unit_test(test_drop),
 		cmocka_unit_test(test_too_big),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_one_decode_per_key),

@@ -22,7 +22,7 @@
 #include "read/zdata.h"
 
 #define BATCH_MAX 256u           /* extents decoded together, at most */
-#define BATCH_BYTES (4u << 20)   /* and about this much decoded data */
+#define BATCH_BYTES (1u << 20)   /* and about this much decoded data */
 
 struct batch_item {
 	ek_extent e;
@@ -110,6 +110,13 @@ static int claim_extents(struct batch *b, uint64_t *offp, uint64_t end, ek_error
 		ret = badmemo_check(img->bad, inode->nid, it->e.logical, err);
 		if (ret)
 			break;
+		/* Before any buffer is sized by it. */
+		if (!it->e.in_metadata && (it->e.physical > img->size ||
+					   it->e.physical_length > img->size - it->e.physical)) {
+			ret = ek_fail(err, -EUCLEAN, "inode %llu: pcluster past the end of the image",
+				      (unsigned long long)inode->nid);
+			break;
+		}
 		ret = ek_cache_claim(img->cache, inode->nid, it->e.logical,
 				     (size_t)it->e.length, &it->ce);
 		if (ret < 0) {
@@ -163,10 +170,6 @@ static int read_pclusters(struct batch *b, ek_error *err)
 					(size_t)it->e.physical_length, err);
 			continue;
 		}
-		if (it->e.physical > img->size ||
-		    it->e.physical_length > img->size - it->e.physical)
-			return ek_fail(err, -EUCLEAN, "inode %llu: pcluster past the end of the image",
-				       (unsigned long long)inode->nid);
 		ios[nio++] = (struct ek_io_req){
 			.buf = it->in, .len = (size_t)it->e.physical_length,
 			.offset = it->e.physical,

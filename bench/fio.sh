@@ -5,7 +5,7 @@
 # reads of 14 MiB), caches dropped before each run:
 #   - the kernel's own EROFS mount of the same image;
 #   - erofskit mount with each deflate engine and each I/O back end;
-#   - the in-process library (bench/reader.c);
+#   - the in-process library (bench/reader.c), median of three runs;
 #   - squashfuse_ll on a squashfs image of the same file (gzip, 128 KiB).
 # Every fio run gets a fresh mount.  Prints markdown tables of MiB/s.
 # Needs root.
@@ -70,6 +70,17 @@ row() {
 	printf "| %s | %s | %s | %s |\n" "$label" "${out[@]}"
 }
 
+# in_process IMAGE MODE ENGINE: the in-process reader's MiB/s, median of
+# three runs (each a second or less), caches dropped before each.
+in_process() {
+	local i
+	for i in 1 2 3; do
+		drop
+		"$READER" "$1" "/$name" "$2" "$3"
+		echo
+	done | sort -n | sed -n 2p
+}
+
 unmount_now() {
 	umount "$mnt" 2>/dev/null || fusermount3 -u "$mnt"
 	# A FUSE server exits after the unmount: let it go before the next.
@@ -98,13 +109,10 @@ for C in $CLUSTERS; do
 		done
 	done
 	for engine in $ENGINES; do
-		drop
-		seq=$("$READER" "$img" "/$name" seq "$engine")
-		drop
-		rnd=$("$READER" "$img" "/$name" rand "$engine")
-		drop
-		small=$("$READER" "$img" "/$name" small "$engine")
-		codec=$("$READER" "$img" "/$name" codec "$engine")
+		seq=$(in_process "$img" seq "$engine")
+		rnd=$(in_process "$img" rand "$engine")
+		small=$(in_process "$img" small "$engine")
+		codec=$(in_process "$img" codec "$engine")
 		echo "| library in-process, $engine (single-core decode: $codec) | $seq | $rnd | $small |"
 	done
 done

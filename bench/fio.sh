@@ -12,6 +12,7 @@
 #
 #   bench/fio.sh [FILE]     default: /tmp/data/one/testfile
 #   CLUSTERS="4096 16384 65536 131072 262144" ENGINES="zlib libdeflate isal"
+#   ROWS="kernel mount inprocess squashfuse" (which readers to run)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,6 +22,7 @@ READER=${READER:-$top/build/erofskit-bench-read}
 CLUSTERS=${CLUSTERS:-"4096 16384 65536 131072 262144"}
 ENGINES=${ENGINES:-"zlib libdeflate isal"}
 IOS=${IOS:-"pread uring"}
+ROWS=${ROWS:-"kernel mount inprocess squashfuse"}
 FILE=${1:-/tmp/data/one/testfile}
 
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
@@ -42,6 +44,7 @@ ln "$FILE" "$work/src/testfile" 2>/dev/null || cp "$FILE" "$work/src/testfile"
 name=testfile
 
 drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+wanted() { case " $ROWS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # fio_bw FILE MODE: MiB/s of one fio job as the seeds ran it.
 fio_bw() {
@@ -77,8 +80,7 @@ in_process() {
 	for i in 1 2 3; do
 		drop
 		"$READER" "$1" "/$name" "$2" "$3"
-		echo
-	done | sort -n | sed -n 2p
+	done | grep . | sort -n | sed -n 2p
 }
 
 unmount_now() {
@@ -101,14 +103,16 @@ for C in $CLUSTERS; do
 	echo
 	echo "| reader | seq 4k | randread 4k | randread 4k, 14 MiB |"
 	echo "|---|---|---|---|"
-	row "kernel" mount -t erofs -o loop,ro "$img" "$mnt"
+	wanted kernel && row "kernel" mount -t erofs -o loop,ro "$img" "$mnt"
 	for engine in $ENGINES; do
+		wanted mount || break
 		for io in $IOS; do
 			row "erofskit mount, $engine, io=$io" \
 				"$EROFSKIT" mount -o "engine=$engine,io=$io" "$img" "$mnt"
 		done
 	done
 	for engine in $ENGINES; do
+		wanted inprocess || break
 		seq=$(in_process "$img" seq "$engine")
 		rnd=$(in_process "$img" rand "$engine")
 		small=$(in_process "$img" small "$engine")
@@ -117,6 +121,7 @@ for C in $CLUSTERS; do
 	done
 done
 
+wanted squashfuse || exit 0
 echo
 echo "### squashfuse_ll (gzip, -b 131072)"
 echo

@@ -60,7 +60,7 @@ static void run_ra(struct pool_job *job, unsigned int worker)
 	(void)worker;
 	if (!r->around)
 		zcache_prefetch(r->inode, r->from, r->to);
-	zcache_fill_ahead(r->inode, r->from, r->to);
+	zcache_fill_ahead(r->inode, r->from, r->to, r->around ? NULL : &r->inode->ra_next);
 	if (r->around)
 		atomic_fetch_sub(&r->ra->around_queued, 1);
 	ek_inode_put(r->inode);

@@ -27,9 +27,11 @@ bool readahead_note(struct ek_readahead *ra, ek_inode *inode, uint64_t off,
 void readahead_around(struct ek_readahead *ra, ek_inode *inode, uint64_t off);
 
 /* zcache.c: decode the compressed extents of [off, end) into the cache,
- * reading each batch's pclusters while the previous batch decodes; no
- * error is reported (the reader meets it again). */
-void zcache_fill_ahead(ek_inode *inode, uint64_t off, uint64_t end);
+ * reading each batch's pclusters while the previous batch decodes, and
+ * skipping what lies before *reader (where the reader has got to; NULL:
+ * nothing to skip); no error is reported (the reader meets it again). */
+void zcache_fill_ahead(ek_inode *inode, uint64_t off, uint64_t end,
+		       const _Atomic uint64_t *reader);
 /* zcache.c: ask the I/O back end to start reading the pclusters of
  * [off, end) (those of one file usually lie in one run). */
 void zcache_prefetch(ek_inode *inode, uint64_t off, uint64_t end);

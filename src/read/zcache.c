@@ -301,7 +301,8 @@ int zcache_fill(ek_inode *inode, uint64_t off, uint64_t end, ek_error *err)
 	return ret;
 }
 
-void zcache_fill_ahead(ek_inode *inode, uint64_t off, uint64_t end)
+void zcache_fill_ahead(ek_inode *inode, uint64_t off, uint64_t end,
+		       const _Atomic uint64_t *reader)
 {
 	struct batch *prev = NULL;
 	ek_error ignored;
@@ -309,9 +310,17 @@ void zcache_fill_ahead(ek_inode *inode, uint64_t off, uint64_t end)
 	if (end > inode->raw.size)
 		end = inode->raw.size;
 	while (off < end) {
-		uint64_t before = off;
-		struct batch *b = batch_new(inode);
+		uint64_t before, at = reader ? atomic_load(reader) : 0;
+		struct batch *b;
 
+		/* What the reader has passed it decoded itself (and may have
+		 * dropped behind it): decoding it again would be wasted. */
+		if (off < at)
+			off = at;
+		if (off >= end)
+			break;
+		before = off;
+		b = batch_new(inode);
 		if (!b)
 			break;
 		if (batch_prepare(b, &off, end, &ignored)) {

@@ -193,34 +193,92 @@ static int cmp_dir_depth(const void *a, const void *b)
 	return path_cmp(x->path, y->path);
 }
 
-/* Directories last, deepest first: creating an entry changes its
- * directory's mtime, and a default ACL must not reach the children. */
-static void finish_dirs(struct checker *c)
+static void apply_dir_meta(struct checker *c, const struct deferred_dir *d)
+{
+	char parent[4096];
+	const char *name;
+	ek_error err;
+	int pfd;
+
+	if (!*d->path) {
+		if (extract_set_meta(&c->x, c->x.rootfd, ".", &d->st, &d->xl, &err))
+			check_io_failure(c, "/", &err);
+		return;
+	}
+	if (check_split_path(d->path, parent, sizeof(parent), &name) ||
+	    extract_open_dir(&c->x, parent, &pfd, &err)) {
+		check_io_failure(c, d->path, &err);
+		return;
+	}
+	if (extract_set_meta(&c->x, pfd, name, &d->st, &d->xl, &err))
+		check_io_failure(c, d->path, &err);
+	close(pfd);
+}
+
+static void apply_dirs(struct checker *c, size_t from, size_t to)
 {
 	size_t i;
 
+	for (i = from; i < to && !atomic_load(&c->stop); i++)
+		apply_dir_meta(c, &c->dirs[i]);
+}
+
+/* Directories per job when a level is shared out. */
+#define DIR_META_JOB 32u
+
+struct dir_meta_job {
+	struct pool_job job;
+	struct checker *c;
+	size_t from, to;
+};
+
+static void run_dir_meta(struct pool_job *job, unsigned int worker)
+{
+	struct dir_meta_job *j = (struct dir_meta_job *)job;
+
+	(void)worker;
+	apply_dirs(j->c, j->from, j->to);
+}
+
+/* One depth's directories, on the pool when there are enough of them. */
+static void apply_level(struct checker *c, size_t from, size_t to)
+{
+	size_t njobs = (to - from + DIR_META_JOB - 1) / DIR_META_JOB, k;
+	struct dir_meta_job *jobs;
+
+	if (!c->pool || njobs < 2 || !(jobs = calloc(njobs, sizeof(*jobs)))) {
+		apply_dirs(c, from, to);
+		return;
+	}
+	for (k = 0; k < njobs; k++) {
+		jobs[k].c = c;
+		jobs[k].from = from + k * DIR_META_JOB;
+		jobs[k].to = jobs[k].from + DIR_META_JOB < to ? jobs[k].from + DIR_META_JOB : to;
+		jobs[k].job.run = run_dir_meta;
+		pool_submit(c->pool, &jobs[k].job);
+	}
+	pool_wait_idle(c->pool);
+	free(jobs);
+}
+
+/*
+ * Directories last, deepest first: creating an entry changes its
+ * directory's mtime, and a default ACL must not reach the children.
+ * Setting one directory's metadata touches no other directory, so those
+ * of one depth go in parallel; a level waits for the deeper one, since a
+ * parent whose mode forbids search would shut an unprivileged extraction
+ * out of its children.
+ */
+static void finish_dirs(struct checker *c)
+{
+	size_t i, j;
+
 	if (c->ndirs)
 		qsort(c->dirs, c->ndirs, sizeof(*c->dirs), cmp_dir_depth);
-	for (i = 0; i < c->ndirs && !atomic_load(&c->stop); i++) {
-		struct deferred_dir *d = &c->dirs[i];
-		char parent[4096];
-		const char *name;
-		ek_error err;
-		int pfd;
-
-		if (!*d->path) {
-			if (extract_set_meta(&c->x, c->x.rootfd, ".", &d->st, &d->xl, &err))
-				check_io_failure(c, "/", &err);
-			continue;
-		}
-		if (check_split_path(d->path, parent, sizeof(parent), &name) ||
-		    extract_open_dir(&c->x, parent, &pfd, &err)) {
-			check_io_failure(c, d->path, &err);
-			break;
-		}
-		if (extract_set_meta(&c->x, pfd, name, &d->st, &d->xl, &err))
-			check_io_failure(c, d->path, &err);
-		close(pfd);
+	for (i = 0; i < c->ndirs && !atomic_load(&c->stop); i = j) {
+		for (j = i + 1; j < c->ndirs && c->dirs[j].depth == c->dirs[i].depth; j++)
+			;
+		apply_level(c, i, j);
 	}
 }
 
@@ -283,6 +341,7 @@ int ek_check(ek_image *img, const ek_check_options *opts,
 						     : opts->preserve_owner > 0;
 		c.x.xattrs = !opts->no_xattrs;
 	}
+	check_plan_descriptors(&c);
 	if (c.workers > 1 && pool_create(c.workers, &c.pool)) {
 		ret = ek_fail(err, -EAGAIN, "cannot start %u threads", c.workers);
 		goto out;

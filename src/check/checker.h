@@ -88,6 +88,9 @@ struct checker {
 	_Atomic uint64_t bytes_total;
 	_Atomic uint64_t inodes, directories, regular_files;
 	_Atomic uint64_t io_errors;
+
+	unsigned int fd_budget;      /* output files queued work may hold open */
+	atomic_uint open_files;      /* ... and hold now */
 };
 
 /* problems.c */
@@ -117,6 +120,12 @@ void check_progress(struct checker *c, uint64_t bytes);
 /* The directory part of a relative path and its last name. */
 int check_split_path(const char *rel, char *parent, size_t size,
 		     const char **name);
+
+/* descriptors.c: the budget of output descriptors (set once extract_init
+ * has run, before the pool starts), taken by files whose data is queued. */
+void check_plan_descriptors(struct checker *c);
+bool check_take_descriptor(struct checker *c);
+void check_give_descriptor(struct checker *c);
 
 /* Run a job now (single-threaded, or inline) or on the pool. */
 void check_submit(struct checker *c, struct pool_job *job, unsigned int worker);

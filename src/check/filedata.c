@@ -29,6 +29,7 @@ struct file_state {
 	char *path;                 /* "/a/b" */
 	struct xattr_list xl;
 	int fd;                     /* output, -1 when checking only */
+	bool budgeted;              /* holds one of c->fd_budget */
 	_Atomic uint64_t data_end;  /* end of the last byte written */
 	atomic_uint pending;        /* range jobs not finished */
 	atomic_bool failed;         /* an image problem was found */
@@ -224,6 +225,8 @@ static void finish_file(struct file_state *f)
 		}
 		close(f->fd);
 	}
+	if (f->budgeted)
+		check_give_descriptor(c);
 	xattr_list_free(&f->xl);
 	ek_inode_put(f->inode);
 	pthread_mutex_destroy(&f->lock);
@@ -315,6 +318,27 @@ void check_flush_batch(struct checker *c, unsigned int worker,
 		check_submit(c, &b->job, worker);
 }
 
+/* Queued work holds all the descriptors it may: this file is written now,
+ * after the batch this walker was gathering (which holds some). */
+static void add_file_now(struct checker *c, unsigned int worker, int dirfd,
+			 struct file_batch **batch, ek_inode *inode,
+			 const char *path, struct xattr_list *xl)
+{
+	struct file_state *f;
+	struct file_batch *b = *batch;
+
+	*batch = NULL;
+	if (b)
+		run_batch(&b->job, worker);
+	f = file_open(c, dirfd, inode, path, xl);
+	if (!f)
+		return;
+	atomic_store(&f->pending, 1);
+	if (!atomic_load(&c->stop))
+		process_range(f, worker, 0, ek_inode_stat(f->inode)->size);
+	range_done(f);
+}
+
 void check_add_file(struct checker *c, unsigned int worker, int dirfd,
 		    struct file_batch **batch, ek_inode *inode, const char *path,
 		    struct xattr_list *xl)
@@ -323,9 +347,17 @@ void check_add_file(struct checker *c, unsigned int worker, int dirfd,
 	struct file_state *f;
 
 	atomic_fetch_add(&c->bytes_total, size);
-	f = file_open(c, dirfd, inode, path, xl);
-	if (!f)
+	if (dirfd >= 0 && !check_take_descriptor(c)) {
+		add_file_now(c, worker, dirfd, batch, inode, path, xl);
 		return;
+	}
+	f = file_open(c, dirfd, inode, path, xl);
+	if (!f) {
+		if (dirfd >= 0)
+			check_give_descriptor(c);
+		return;
+	}
+	f->budgeted = dirfd >= 0;
 	if (size > CHECK_BATCH_BYTES && c->pool) {
 		/* Ranges of a big file, each its own job; never more than
 		 * CHECK_RANGES_MAX of them, whatever size the inode claims. */

@@ -45,6 +45,24 @@ for img in "$FIXTURES"/images/*.img; do
 		"$(normal_or_sanitized "1 8" "8")"
 done
 
+# Files wait open for their data job; a directory of thousands of small
+# files must not run the process out of descriptors (RLIMIT_NOFILE is often
+# 1024; 64 here).  Big files' ranges hold descriptors too.
+note "a wide directory under a low descriptor limit"
+mkdir -p "$T/wide/d"
+for i in $(seq 1 1500); do echo "small file $i" > "$T/wide/d/f$i"; done
+for i in 1 2 3; do head -c 5000000 "$T/src/big.txt" > "$T/wide/big$i"; done
+manifest "$T/wide" "$T/wide.json"
+"$EROFSKIT" mkfs -q -zlz4 "$T/wide.img" "$T/wide"
+for w in 1 2 8; do
+	rm -rf "$T/xw"
+	(ulimit -n 64; "$EROFSKIT" fsck -q --workers $w --extract "$T/xw" "$T/wide.img") \
+		2>"$T/err" || { cat "$T/err"; fail "--workers $w ran out of descriptors"; }
+	manifest "$T/xw" "$T/xw.json"
+	same_manifest "$T/wide.json" "$T/xw.json" "wide directory with $w workers"
+done
+rm -rf "$T/xw" "$T/wide"
+
 # One worker is the single-threaded path: no thread is ever created.
 # (LeakSanitizer cannot run under ptrace: off for these two runs.)
 ASAN_OPTIONS=detect_leaks=0 strace -f -e trace=clone,clone3 -o "$T/trace" \

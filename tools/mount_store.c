@@ -12,10 +12,6 @@
 /* Bytes pushed on each side of a read at most: a 1 MiB cluster is pushed
  * whole, larger extents (big pclusters compress to more) only around it. */
 #define WINDOW (512u * 1024)
-/* Extents up to SMALL_EXTENT are pushed as the aligned AROUND bytes of
- * file around the read (the library's read-around window). */
-#define SMALL_EXTENT (32u * 1024)
-#define AROUND (128u * 1024)
 /* Only small reads are offered: larger ones are the kernel's readahead. */
 #define OFFER_MAX (128u * 1024)
 #define BUF_BYTES (2 * WINDOW + OFFER_MAX + 2 * 65536)
@@ -82,8 +78,8 @@ static void store_window(struct page_store *ps, ek_inode *inode, const struct of
 }
 
 /* Push the pages of the extent holding `at`, at most WINDOW each side of
- * the read; small extents are pushed with their aligned AROUND window
- * (what the library reads around a random read).  Returns where the
+ * the read; small extents are pushed with the window the library reads
+ * around a random read.  Returns where the
  * extent ends (0 when it could not be mapped). */
 static uint64_t store_extent(struct page_store *ps, ek_inode *inode, const struct offer *o,
 			     uint64_t at)
@@ -96,10 +92,9 @@ static uint64_t store_extent(struct page_store *ps, ek_inode *inode, const struc
 	/* Plain data is cheap to read on demand; holes are zeros. */
 	if (ext.kind != EK_EXTENT_COMPRESSED && ext.kind != EK_EXTENT_FRAGMENT)
 		return ext.logical + ext.length;
-	if (ext.kind == EK_EXTENT_COMPRESSED && ext.length <= SMALL_EXTENT) {
-		lo = at & ~(uint64_t)(AROUND - 1);
-		store_window(ps, inode, o, lo, lo + AROUND);
-		return lo + AROUND;
+	if (ext.kind == EK_EXTENT_COMPRESSED && ek_read_around(inode, at, &lo, &hi)) {
+		store_window(ps, inode, o, lo, hi);
+		return hi;
 	}
 	lo = ext.logical;
 	hi = ext.logical + ext.length;

@@ -205,6 +205,13 @@ typedef struct ek_extent {
 /* Map the extent containing file offset `offset` (< i_size). */
 int ek_map(ek_inode *inode, uint64_t offset, ek_extent *out, ek_error *err);
 
+/* The span [*from, *to) of file data that the library decodes into its
+ * cache along with a random read at `offset` (read-around of small
+ * compressed extents).  Returns 0 when there is none: the extent is big
+ * (decoded whole anyway) or not compressed, or the image has no cache. */
+int ek_read_around(ek_inode *inode, uint64_t offset, uint64_t *from,
+		   uint64_t *to);
+
 /* Algorithm name for an id ("lz4", "lzma", "deflate", "zstd"). */
 const char *ek_algorithm_name(unsigned int id);
 

@@ -2,6 +2,7 @@
  * itself fans out through the image's engine. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "read/cache.h"
 #include "read/readahead.h"
@@ -95,52 +96,62 @@ static bool have(ek_inode *inode, uint64_t off, ek_extent *e)
 	return ek_cache_contains(inode->img->cache, inode->nid, e->logical);
 }
 
-/* The read-around window of a random read at off: false when its extent
- * is not small, or the window's ends are cached already (it was read
- * around before). */
-static bool around_window(ek_inode *inode, uint64_t off, uint64_t *fromp, uint64_t *top)
+bool readahead_window(ek_inode *inode, uint64_t off, uint64_t *fromp, uint64_t *top)
 {
 	uint64_t from = off & ~(uint64_t)(AROUND - 1), to = from + AROUND;
-	ek_extent here, first, last;
+	ek_extent here;
 
 	if (to > inode->raw.size)
 		to = inode->raw.size;
 	if (from >= to || zmap_map(inode, off, &here, NULL) ||
 	    here.kind != EK_EXTENT_COMPRESSED || here.length > AROUND_EXTENT_MAX)
 		return false;
-	if (have(inode, from, &first) && have(inode, to - 1, &last))
-		return false;
 	*fromp = from;
 	*top = to;
 	return true;
 }
 
-void readahead_around(struct ek_readahead *ra, ek_inode *inode, uint64_t off)
+int ek_read_around(ek_inode *inode, uint64_t off, uint64_t *from, uint64_t *to)
 {
-	uint64_t from, to;
+	return inode->img->readahead && off < inode->raw.size &&
+	       readahead_window(inode, off, from, to);
+}
 
-	if (!around_window(inode, off, &from, &to))
+void readahead_around(struct ek_readahead *ra, ek_inode *inode,
+		      const struct ra_plan *plan)
+{
+	if (!plan->around)
 		return;
 	if (atomic_fetch_add(&ra->around_queued, 1) >= AROUND_QUEUED_MAX) {
 		atomic_fetch_sub(&ra->around_queued, 1);
 		return;
 	}
-	queue(ra, inode, from, to, true);
+	queue(ra, inode, plan->from, plan->to, true);
 }
 
-bool readahead_note(struct ek_readahead *ra, ek_inode *inode, uint64_t off,
-		    size_t len)
+void readahead_note(struct ek_readahead *ra, ek_inode *inode, uint64_t off,
+		    size_t len, struct ra_plan *plan)
 {
 	uint64_t end = off + len, window, target, until;
+	ek_extent first, last;
 
+	memset(plan, 0, sizeof(*plan));
 	if (atomic_exchange(&inode->ra_next, end) != off) {
 		/* Random access.  Its window's pclusters are fetched along
 		 * with the read's own (one I/O where there would be two), to
-		 * be decoded after the read (readahead_around). */
-		if (around_window(inode, off, &window, &target))
-			zcache_prefetch(inode, window, target);
-		return false;
+		 * be decoded after the read; unless both ends of the window
+		 * are cached already (it was read around before). */
+		if (readahead_window(inode, off, &plan->from, &plan->to) &&
+		    !(have(inode, plan->from, &first) && have(inode, plan->to - 1, &last))) {
+			plan->around = true;
+			zcache_prefetch(inode, plan->from, plan->to);
+		}
+		return;
 	}
+	/* A sequential reader does not come back: what it has finished is
+	 * dropped behind, so that its memory is reused instead of fresh
+	 * pages being faulted in, and readahead stays ahead of it. */
+	plan->drop_behind = true;
 	window = (uint64_t)len * 4 > WINDOW_MIN ? (uint64_t)len * 4 : WINDOW_MIN;
 	target = end + window;
 	if (target > inode->raw.size)
@@ -152,7 +163,6 @@ bool readahead_note(struct ek_readahead *ra, ek_inode *inode, uint64_t off,
 	if (target <= until + window / 2 ||
 	    !atomic_compare_exchange_strong(&inode->ra_until, &(uint64_t){
 		    atomic_load(&inode->ra_until) }, target))
-		return true;
+		return;
 	queue(ra, inode, until, target, false);
-	return true;
 }

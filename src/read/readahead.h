@@ -18,13 +18,24 @@ struct ek_readahead;
 int readahead_create(ek_image *img, struct ek_readahead **out, ek_error *err);
 /* Wait for background work, then free. */
 void readahead_destroy(struct ek_readahead *ra);
-/* A read of [off, off+len) of inode is starting; true when it continues
- * the previous one (sequential: readahead is under way). */
-bool readahead_note(struct ek_readahead *ra, ek_inode *inode, uint64_t off,
-		    size_t len);
-/* A random read at off has been served: decode what is around it, if its
- * extents are small. */
-void readahead_around(struct ek_readahead *ra, ek_inode *inode, uint64_t off);
+/* What readahead makes of a read that is starting. */
+struct ra_plan {
+	bool drop_behind;    /* extents it finishes will not be read again */
+	bool around;         /* random, small extents: [from, to) comes next */
+	uint64_t from, to;
+};
+
+/* A read of [off, off+len) of inode is starting: readahead is issued for a
+ * sequential reader; a random read's window has its pclusters fetched
+ * with the read's own. */
+void readahead_note(struct ek_readahead *ra, ek_inode *inode, uint64_t off,
+		    size_t len, struct ra_plan *plan);
+/* The read has been served: decode the rest of its window, if planned. */
+void readahead_around(struct ek_readahead *ra, ek_inode *inode,
+		      const struct ra_plan *plan);
+/* The read-around window of a random read at off: false when its extent
+ * is not small (big extents are their own read-around). */
+bool readahead_window(ek_inode *inode, uint64_t off, uint64_t *from, uint64_t *to);
 
 /* zcache.c: decode the compressed extents of [off, end) into the cache,
  * reading each batch's pclusters while the previous batch decodes, and

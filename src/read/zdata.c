@@ -194,7 +194,7 @@ static int read_compressed(ek_inode *inode, const ek_extent *e, uint64_t within,
  * When another thread is decoding it, wait for that rather than decode
  * it twice; if that decode fails, try (and fail) here, for the error. */
 static int read_cached(ek_inode *inode, const ek_extent *e, uint64_t within,
-		       uint8_t *buf, size_t n, bool sequential, ek_error *err)
+		       uint8_t *buf, size_t n, bool drop_behind, ek_error *err)
 {
 	ek_image *img = inode->img;
 	struct ek_cache_entry *ce;
@@ -212,10 +212,7 @@ static int read_cached(ek_inode *inode, const ek_extent *e, uint64_t within,
 		}
 		if (!ek_cache_wait(img->cache, ce)) {
 			memcpy(buf, ce->data + within, n);
-			/* A sequential reader that has had the extent's last
-			 * byte will not come back: drop it behind (its memory
-			 * is reused, instead of fresh pages being faulted in). */
-			if (sequential && within + n == e->length)
+			if (drop_behind && within + n == e->length)
 				ek_cache_drop(img->cache, ce);
 			ek_cache_put(img->cache, ce);
 			return 0;
@@ -231,7 +228,7 @@ int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 {
 	ek_image *img = inode->img;
 	uint8_t *dst = buf;
-	bool sequential = false;
+	struct ra_plan plan = { 0 };
 	int ret;
 
 	if (img->cache) {
@@ -239,12 +236,13 @@ int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 		 * decoding; then the request's missing extents, in batches;
 		 * read-around of a random read only after them, so that it
 		 * never delays the read itself. */
-		sequential = img->readahead && readahead_note(img->readahead, inode, off, len);
+		if (img->readahead)
+			readahead_note(img->readahead, inode, off, len, &plan);
 		ret = zcache_fill(inode, off, off + len, err);
 		if (ret)
 			return ret;
-		if (img->readahead && !sequential)
-			readahead_around(img->readahead, inode, off);
+		if (img->readahead)
+			readahead_around(img->readahead, inode, &plan);
 	}
 	while (len > 0) {
 		ek_extent e;
@@ -271,7 +269,7 @@ int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 			ret = read_plain(inode, &e, within, dst, n, err);
 			break;
 		default:
-			ret = img->cache ? read_cached(inode, &e, within, dst, n, sequential, err)
+			ret = img->cache ? read_cached(inode, &e, within, dst, n, plan.drop_behind, err)
 					 : read_compressed(inode, &e, within, dst, n, err);
 			break;
 		}

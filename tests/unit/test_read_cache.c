@@ -31,6 +31,18 @@ static struct ek_cache *new_cache(size_t bytes)
 	return c;
 }
 
+/* Claim a key that must be free, fill it with `fill` and publish it. */
+static void publish_new(struct ek_cache *c, uint64_t nid, uint64_t la,
+			size_t len, int fill)
+{
+	struct ek_cache_entry *e;
+
+	assert_int_equal(ek_cache_claim(c, nid, la, len, &e), 1);
+	memset(e->data, fill, len);
+	ek_cache_publish(c, e);
+	ek_cache_put(c, e);
+}
+
 static void test_claim_then_publish(void **state)
 {
 	struct ek_cache *c = new_cache(1u << 20);
@@ -74,9 +86,7 @@ static void test_abandon(void **state)
 	ek_cache_put(c, seen);
 	/* The key is free again. */
 	assert_null(ek_cache_get(c, 1, 0));
-	assert_int_equal(ek_cache_claim(c, 1, 0, 10, &e), 1);
-	ek_cache_publish(c, e);
-	ek_cache_put(c, e);
+	publish_new(c, 1, 0, 10, 0);
 	ek_cache_destroy(c);
 }
 
@@ -104,9 +114,7 @@ static void test_drop(void **state)
 	assert_int_equal(held->data[4095], 0x5A);
 	ek_cache_drop(c, held);   /* twice: nothing happens */
 	ek_cache_put(c, held);
-	assert_int_equal(ek_cache_claim(c, 2, 0, 4096, &e), 1);
-	ek_cache_publish(c, e);
-	ek_cache_put(c, e);
+	publish_new(c, 2, 0, 4096, 0);   /* the key is free again */
 	ek_cache_destroy(c);
 }
 
@@ -129,11 +137,7 @@ static void test_budget(void **state)
 
 	(void)state;
 	for (i = 0; i < 1000; i++) {
-		struct ek_cache_entry *e;
-
-		assert_int_equal(ek_cache_claim(c, 3, i * 4096, 4096, &e), 1);
-		ek_cache_publish(c, e);
-		ek_cache_put(c, e);
+		publish_new(c, 3, i * 4096, 4096, i);
 		ek_cache_stats(c, &hits, &misses, &bytes);
 		assert_true(bytes <= 256u << 10);
 	}
@@ -408,11 +412,16 @@ static void test_read_around(void **state)
 {
 	struct small_clusters t;
 	uint8_t buf[4096], window[128 << 10];
+	uint64_t from = 0, to = 0;
 	ek_error err;
 	int tries;
 
 	(void)state;
 	open_small_clusters(&t);
+	/* What the library says it will read around (the mount pushes it). */
+	assert_int_equal(ek_read_around(t.inode, (300 << 10) + 5, &from, &to), 1);
+	assert_int_equal(from, 256 << 10);
+	assert_int_equal(to, 384 << 10);
 	assert_int_equal(ek_read(t.inode, buf, sizeof(buf), 300 << 10, &err), (ssize_t)sizeof(buf));
 	assert_memory_equal(buf, t.bytes + (300 << 10), sizeof(buf));
 	for (tries = 0; tries < 500 && cached_bytes(t.img) < (128 << 10); tries++)

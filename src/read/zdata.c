@@ -117,52 +117,120 @@ int zdata_decode_failed(ek_inode *inode, const ek_extent *e, int code,
 		       (unsigned long long)e->physical_length, why);
 }
 
+/* Decode the first `want` bytes of extent e, whose pcluster is in `in`,
+ * into out; a corrupt extent is remembered. */
+static int decode_pcluster(ek_inode *inode, const ek_extent *e, const uint8_t *in,
+			   uint8_t *out, size_t want, ek_error *err)
+{
+	struct ek_dreq req = { .algorithm = e->algorithm };
+	size_t skip;
+	bool legacy;
+	int ret = zdata_stream_start(inode, e, in, &skip, &legacy, err);
+
+	if (!ret) {
+		req.in = in + skip;
+		req.in_len = (size_t)e->physical_length - skip;
+		req.out = out;
+		req.out_len = want;
+		req.partial = legacy || e->partial || want < e->length;
+		ret = ek_engine_decompress(inode->img->engine, &req);
+		if (ret)
+			ret = zdata_decode_failed(inode, e, ret, req.why, err);
+	}
+	if (ret == -EUCLEAN)
+		badmemo_add(inode->img->bad, inode->nid, e->logical, err);
+	return ret;
+}
+
+static int pcluster_read_failed(ek_inode *inode, const ek_extent *e, ek_error *err)
+{
+	ek_error_prefix(err, "inode %llu: pcluster of extent at %llu: ",
+			(unsigned long long)inode->nid, (unsigned long long)e->logical);
+	return err->code;
+}
+
 /* Decode the first `want` bytes of extent e into out, synchronously. */
 static int decode_sync(ek_inode *inode, const ek_extent *e, uint8_t *out,
 		       size_t want, ek_error *err)
 {
 	ek_image *img = inode->img;
-	struct ek_dreq req = { .algorithm = e->algorithm };
 	struct zbuf *zb;
 	ek_error local;
-	size_t skip;
-	bool legacy;
 	int ret;
 
 	if (!err)
 		err = &local;   /* the failure is remembered even if not shown */
 	ret = badmemo_check(img->bad, inode->nid, e->logical, err);
-
 	if (ret)
 		return ret;
 	zb = ctxpool_get(&img->zbufs);
 	if (!zb)
 		return ek_fail(err, -ENOMEM, "out of memory");
-	if (zbuf_grow(&zb->in, &zb->in_cap, (size_t)e->physical_length)) {
+	if (zbuf_grow(&zb->in, &zb->in_cap, (size_t)e->physical_length))
 		ret = ek_fail(err, -ENOMEM, "out of memory");
-		goto out;
-	}
-	ret = read_raw(inode, e, e->physical, zb->in, (size_t)e->physical_length, err);
-	if (ret) {
-		ek_error_prefix(err, "inode %llu: pcluster of extent at %llu: ",
-				(unsigned long long)inode->nid, (unsigned long long)e->logical);
-		goto out;
-	}
-	ret = zdata_stream_start(inode, e, zb->in, &skip, &legacy, err);
-	if (ret)
-		goto out;
-	req.in = zb->in + skip;
-	req.in_len = (size_t)e->physical_length - skip;
-	req.out = out;
-	req.out_len = want;
-	req.partial = legacy || e->partial || want < e->length;
-	ret = ek_engine_decompress(img->engine, &req);
-	if (ret)
-		ret = zdata_decode_failed(inode, e, ret, req.why, err);
-out:
-	if (ret == -EUCLEAN)
-		badmemo_add(img->bad, inode->nid, e->logical, err);
+	else if (read_raw(inode, e, e->physical, zb->in, (size_t)e->physical_length, err))
+		ret = pcluster_read_failed(inode, e, err);
+	else
+		ret = decode_pcluster(inode, e, zb->in, out, want, err);
 	ctxpool_put(&img->zbufs, zb);
+	return ret;
+}
+
+/* Uncached reads of several whole extents (fsck, extraction): those whose
+ * pclusters lie back to back in the image are read with one I/O, up to
+ * these limits, then each is decoded straight into the caller's buffer. */
+#define RUN_EXTENTS 64
+#define RUN_IN_BYTES (1u << 20)
+
+static bool extends_run(ek_inode *inode, const ek_extent *prev, const ek_extent *y,
+			size_t out, size_t in, size_t len)
+{
+	return y->kind == EK_EXTENT_COMPRESSED && !y->in_metadata &&
+	       y->logical == prev->logical + prev->length &&
+	       y->physical == prev->physical + prev->physical_length &&
+	       y->length <= len - out && y->physical_length <= RUN_IN_BYTES - in &&
+	       !badmemo_check(inode->img->bad, inode->nid, y->logical, NULL);
+}
+
+/* first: a whole extent wanted from its start, len >= its length.  *done:
+ * the bytes of buf filled (whole extents). */
+static int read_run(ek_inode *inode, const ek_extent *first, uint8_t *buf,
+		    size_t len, size_t *done, ek_error *err)
+{
+	ek_extent run[RUN_EXTENTS];
+	size_t n = 1, out = (size_t)first->length, in = (size_t)first->physical_length, i;
+	struct zbuf *zb;
+	ek_error local;
+	int ret = 0;
+
+	if (!err)
+		err = &local;
+	*done = out;
+	run[0] = *first;
+	if (!first->in_metadata && in <= RUN_IN_BYTES &&
+	    !badmemo_check(inode->img->bad, inode->nid, first->logical, NULL))
+		while (n < RUN_EXTENTS && out < len &&
+		       !zmap_map(inode, run[n - 1].logical + run[n - 1].length, &run[n], NULL) &&
+		       extends_run(inode, &run[n - 1], &run[n], out, in, len)) {
+			out += (size_t)run[n].length;
+			in += (size_t)run[n].physical_length;
+			n++;
+		}
+	if (n == 1)
+		return decode_sync(inode, first, buf, (size_t)first->length, err);
+	zb = ctxpool_get(&inode->img->zbufs);
+	if (!zb)
+		return ek_fail(err, -ENOMEM, "out of memory");
+	if (zbuf_grow(&zb->in, &zb->in_cap, in))
+		ret = ek_fail(err, -ENOMEM, "out of memory");
+	else if (image_read(inode->img, first->physical, zb->in, in, err))
+		ret = pcluster_read_failed(inode, first, err);
+	for (i = 0, in = 0; !ret && i < n; in += (size_t)run[i++].physical_length)
+		ret = decode_pcluster(inode, &run[i], zb->in + in,
+				      buf + (run[i].logical - first->logical),
+				      (size_t)run[i].length, err);
+	ctxpool_put(&inode->img->zbufs, zb);
+	*done = out;
 	return ret;
 }
 
@@ -269,8 +337,12 @@ int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 			ret = read_plain(inode, &e, within, dst, n, err);
 			break;
 		default:
-			ret = img->cache ? read_cached(inode, &e, within, dst, n, plan.drop_behind, err)
-					 : read_compressed(inode, &e, within, dst, n, err);
+			if (img->cache)
+				ret = read_cached(inode, &e, within, dst, n, plan.drop_behind, err);
+			else if (within == 0 && n == e.length && len > n)
+				ret = read_run(inode, &e, dst, len, &n, err);
+			else
+				ret = read_compressed(inode, &e, within, dst, n, err);
 			break;
 		}
 		if (ret)

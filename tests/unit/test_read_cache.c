@@ -434,6 +434,84 @@ static void test_read_around(void **state)
 	close_small_clusters(&t);
 }
 
+/* An uncached handle (fsck's) on a copy of the image, the file's inode. */
+static ek_image *open_uncached(const char *path, ek_inode **inode)
+{
+	ek_open_options oo;
+	ek_image *img;
+	ek_error err;
+	ek_nid nid;
+
+	ek_open_options_init(&oo);
+	assert_int_equal(ek_open(path, &oo, &img, &err), 0);
+	assert_null(img->cache);
+	assert_int_equal(ek_lookup(img, "/data", &nid, &err), 0);
+	assert_int_equal(ek_inode_get(img, nid, inode, &err), 0);
+	return img;
+}
+
+/* Without a cache, a read of many whole extents reads their pclusters
+ * together: every byte right, at any offset and length; and a damaged
+ * pcluster in the middle of such a run fails the read naming that extent,
+ * while the extents before it still read. */
+static void test_uncached_runs(void **state)
+{
+	struct small_clusters t;
+	uint8_t *buf = malloc(1u << 20), junk[512];
+	char copy[128];
+	ek_inode *inode;
+	ek_image *img;
+	ek_extent bad;
+	ek_error err;
+	ssize_t got;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(buf);
+	open_small_clusters(&t);
+	img = open_uncached(t.path, &inode);
+	assert_int_equal(ek_read(inode, buf, 1u << 20, 0, &err), 1 << 20);
+	assert_memory_equal(buf, t.bytes, 1u << 20);
+	assert_int_equal(ek_read(inode, buf, 300000, 12345, &err), 300000);
+	assert_memory_equal(buf, t.bytes + 12345, 300000);
+	ek_inode_put(inode);
+	ek_close(img);
+
+	/* Damage the pcluster of the extent holding 500 KiB. */
+	assert_int_equal(ek_map(t.inode, 500u << 10, &bad, &err), 0);
+	assert_true(bad.logical > 0);
+	snprintf(copy, sizeof(copy), "%s.bad", t.path);
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "cp %s %s", t.path, copy);
+		assert_int_equal(system(cmd), 0);
+	}
+	memset(junk, 0xff, sizeof(junk));
+	f = fopen(copy, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (long)bad.physical, SEEK_SET), 0);
+	assert_int_equal(fwrite(junk, 1, sizeof(junk), f), sizeof(junk));
+	fclose(f);
+	img = open_uncached(copy, &inode);
+	got = ek_read(inode, buf, 1u << 20, 0, &err);
+	assert_true(got < 0);
+	{
+		char where[64];
+
+		snprintf(where, sizeof(where), "extent at offset %llu ",
+			 (unsigned long long)bad.logical);
+		assert_non_null(strstr(err.message, where));
+	}
+	assert_int_equal(ek_read(inode, buf, (size_t)bad.logical, 0, &err), (ssize_t)bad.logical);
+	assert_memory_equal(buf, t.bytes, (size_t)bad.logical);
+	ek_inode_put(inode);
+	ek_close(img);
+	unlink(copy);
+	close_small_clusters(&t);
+	free(buf);
+}
+
 /* Sequential reading by several threads at once, each its own file
  * position, all through the same cache: every byte right. */
 struct seq_reader {
@@ -492,6 +570,7 @@ int main(void)
 		cmocka_unit_test(test_batches),
 		cmocka_unit_test(test_batch_failure),
 		cmocka_unit_test(test_read_around),
+		cmocka_unit_test(test_uncached_runs),
 		cmocka_unit_test(test_concurrent_sequential),
 	};
 

@@ -47,22 +47,38 @@ fresh_target() {
 	mount -o loop "$work/fs.img" "$target"
 }
 
-# timed LABEL OUTDIR CMD...: median seconds (caches dropped each time).
+# once CMD...: one run into a fresh target, caches dropped; prints
+# "seconds peak-RSS-KiB", or "- -" when it failed.
+once() {
+	fresh_target
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	local t0=$EPOCHREALTIME t1
+	if /usr/bin/time -f "%M" -o "$work/t1" "$@" >/dev/null 2>"$work/err"; then
+		t1=$EPOCHREALTIME
+		# elapsed to the millisecond (time(1) gives hundredths)
+		awk -v a="$t0" -v b="$t1" -v m="$(cat "$work/t1")" 'BEGIN {printf "%.3f %d\n", b - a, m}'
+	else
+		cat "$work/err" >&2
+		echo "FAILED: $*" >&2
+		echo "- -"
+	fi
+	umount "$target"
+}
+
+# median FILE COLUMN: the median of a column of numbers (0 if none).
+median() {
+	sort -n -k"$2" "$1" | awk -v c="$2" '{v[NR] = $c} END {print NR ? v[int((NR + 1) / 2)] : 0}'
+}
+
+# timed CMD...: median seconds and peak RSS (MiB) of REPS runs.
 timed() {
 	local i
-	shift 2
 	: > "$work/times"
 	for i in $(seq "$REPS"); do
-		fresh_target
-		sync
-		echo 3 > /proc/sys/vm/drop_caches
-		/usr/bin/time -f "%e %M" -o "$work/t1" "$@" >/dev/null 2>"$work/err" ||
-			{ cat "$work/err" >&2; echo "FAILED: $*" >&2; echo "- -"; return; }
-		cat "$work/t1" >> "$work/times"
+		once "$@" | grep -v '^-' >> "$work/times" || true
 	done
-	umount "$target"
-	sort -n "$work/times" | awk -v n="$REPS" 'NR == int((n + 1) / 2) {printf "%s %d", $1, $2 / 1024}'
-	echo
+	echo "$(median "$work/times" 1) $(( $(median "$work/times" 2) / 1024 ))"
 }
 
 squash_comp() {
@@ -80,20 +96,33 @@ for alg in $ALGS; do
 	# shellcheck disable=SC2046
 	mksquashfs "$TREE" "$work/sq.img" -noappend -no-progress -quiet -b 131072 \
 		-processors "$CPUS" $(squash_comp "$alg") >/dev/null
-	read -r sq _ < <(timed sq - unsquashfs -q -n -processors "$CPUS" \
-			 -d "$target/out" "$work/sq.img")
+	# (command substitutions, not < <(...): a run must end, unmounting
+	# its target, before the next one starts)
+	read -r sq _ <<< "$(timed unsquashfs -q -n -processors "$CPUS" \
+			    -d "$target/out" "$work/sq.img")"
 	for C in $CLUSTERS; do
 		"$EROFSKIT" mkfs -q -z"$alg" -C"$C" "$work/e.img" "$TREE"
-		read -r one rss1 < <(timed one - "$EROFSKIT" fsck -q --workers 1 \
-				     --extract "$target/out" "$work/e.img")
-		read -r all rssn < <(timed all - "$EROFSKIT" fsck -q --workers "$CPUS" \
-				     --extract "$target/out" "$work/e.img")
+		# One worker and all workers alternate, so that both meet the
+		# same moments of a shared host; the speed-up is the median of
+		# the pairs' ratios.
+		: > "$work/pairs"
+		for i in $(seq "$REPS"); do
+			read -r t1 m1 <<< "$(once "$EROFSKIT" fsck -q --workers 1 \
+					     --extract "$target/out" "$work/e.img")"
+			read -r tn mn <<< "$(once "$EROFSKIT" fsck -q --workers "$CPUS" \
+					     --extract "$target/out" "$work/e.img")"
+			echo "$t1 $m1 $tn $mn" | awk '$1 != "-" && $3 != "-" {print $0, $1 / $3}' >> "$work/pairs"
+		done
+		one=$(median "$work/pairs" 1)
+		rss1=$(( $(median "$work/pairs" 2) / 1024 ))
+		all=$(median "$work/pairs" 3)
+		rssn=$(( $(median "$work/pairs" 4) / 1024 ))
+		ratio=$(median "$work/pairs" 5)
 		deb=-
 		case $alg in lz4hc*)
-			read -r deb _ < <(timed deb - fsck.erofs --extract="$target/out" \
-					  "$work/e.img") ;;
+			read -r deb _ <<< "$(timed fsck.erofs --extract="$target/out" "$work/e.img")" ;;
 		esac
-		echo "$alg $C $one $all $rss1 $rssn $deb $sq" >> "$rows"
+		echo "$alg $C $one $all $rss1 $rssn $deb $sq $ratio" >> "$rows"
 	done
 done
 
@@ -101,19 +130,20 @@ echo "## Extraction of $TREE ($(find "$TREE" -xdev -type f | wc -l) files, $(awk
 echo
 echo "Machine: $CPUS CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), kernel $(uname -r)."
 echo "Each run extracts into a freshly made ext4 (loop-mounted); caches dropped before each run; median of $REPS runs; seconds."
+echo "1-worker and $CPUS-worker runs alternate; the speed-up is the median of the $REPS pairs' ratios."
 echo
 echo "| algorithm | cluster | 1 worker | $CPUS workers | improvement | speed-up | peak RSS MiB (1 / $CPUS) | fsck.erofs 1.5 | unsquashfs ($CPUS threads, 128K) |"
 echo "|---|---|---|---|---|---|---|---|---|"
-while read -r alg C one all rss1 rssn deb sq; do
+while read -r alg C one all rss1 rssn deb sq ratio; do
 	awk -v a="$alg" -v c="$C" -v o="$one" -v l="$all" -v r1="$rss1" -v rn="$rssn" \
-	    -v d="$deb" -v s="$sq" 'BEGIN {
-		printf "| %s | %d | %.2f | %.2f | %.0f%% | %.2fx | %s / %s | %s | %s |\n",
-		       a, c, o, l, (o - l) / o * 100, o / l, r1, rn, d, s }'
+	    -v d="$deb" -v s="$sq" -v q="$ratio" 'BEGIN {
+		printf "| %s | %d | %.3f | %.3f | %.0f%% | %.2fx | %s / %s | %s | %s |\n",
+		       a, c, o, l, (1 - 1 / q) * 100, q, r1, rn, d, s }'
 done < "$rows"
 echo
 awk -v cpus="$CPUS" '{
 	target = ($1 ~ /^lz4/) ? 1.3 : 1.7
-	sp = $3 / $4
+	sp = $9
 	printf "- %s -C%d: %.2fx with %d workers (target %.1fx)%s%s%s\n", $1, $2, sp, cpus, target,
 	       sp < 1 ? " SLOWER THAN ONE WORKER" : "",
 	       ($7 != "-" && $4 >= $7) ? " not faster than fsck.erofs" : "",

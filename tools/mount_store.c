@@ -78,8 +78,8 @@ static void store_window(struct page_store *ps, ek_inode *inode, const struct of
 }
 
 /* Push the pages of the extent holding `at`, at most WINDOW each side of
- * the read; small extents are pushed with the window the library reads
- * around a random read.  Returns where the
+ * the read; extents with a read-around window are pushed with the window
+ * (which the library decodes around a random read).  Returns where the
  * extent ends (0 when it could not be mapped). */
 static uint64_t store_extent(struct page_store *ps, ek_inode *inode, const struct offer *o,
 			     uint64_t at)

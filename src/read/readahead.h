@@ -2,7 +2,7 @@
  * Readahead: a reader that asks for the bytes right after its previous
  * read is sequential; the extents after its request are then decoded in
  * the background into the cache, one window ahead.  Around a random read
- * of small extents, the rest of its aligned window is decoded too.
+ * of extents up to 256 KiB, the rest of its aligned 1 MiB is decoded too.
  */
 #ifndef EK_READ_READAHEAD_H
 #define EK_READ_READAHEAD_H
@@ -21,7 +21,7 @@ void readahead_destroy(struct ek_readahead *ra);
 /* What readahead makes of a read that is starting. */
 struct ra_plan {
 	bool drop_behind;    /* extents it finishes will not be read again */
-	bool around;         /* random, small extents: [from, to) comes next */
+	bool around;         /* random: [from, to) is decoded after it */
 	uint64_t from, to;
 };
 

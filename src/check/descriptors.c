@@ -34,9 +34,10 @@ void check_plan_descriptors(struct checker *c)
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
 		soft = rl.rlim_cur;
-	c->fd_budget = soft <= reserved ? 0
-		     : soft - reserved < BUDGET_MAX ? (unsigned int)(soft - reserved)
-		     : BUDGET_MAX;
+	c->fd_budget = 0;
+	if (soft > reserved)
+		c->fd_budget = soft - reserved < BUDGET_MAX ? (unsigned int)(soft - reserved)
+							    : BUDGET_MAX;
 	if (!c->extracting || c->workers < 2 || c->x.rootfd < 0)
 		return;
 	/* The highest descriptor this run should reach; duplicating onto it

@@ -302,18 +302,21 @@ static struct file_state *file_open(struct checker *c, int dirfd, ek_inode *inod
 	return f;
 }
 
+/* A file that is one job: all of it, then its completion. */
+static void run_whole_file(struct file_state *f, unsigned int worker)
+{
+	if (!atomic_load(&f->c->stop))
+		process_range(f, worker, 0, ek_inode_stat(f->inode)->size);
+	range_done(f);
+}
+
 static void run_batch(struct pool_job *job, unsigned int worker)
 {
 	struct file_batch *b = (struct file_batch *)job;
 	size_t i;
 
-	for (i = 0; i < b->n; i++) {
-		struct file_state *f = b->files[i];
-
-		if (!atomic_load(&b->c->stop))
-			process_range(f, worker, 0, ek_inode_stat(f->inode)->size);
-		range_done(f);
-	}
+	for (i = 0; i < b->n; i++)
+		run_whole_file(b->files[i], worker);
 	free(b->files);
 	free(b);
 }
@@ -361,9 +364,7 @@ static void add_file_now(struct checker *c, unsigned int worker, int dirfd,
 	if (!f)
 		return;
 	atomic_store(&f->pending, 1);
-	if (!atomic_load(&c->stop))
-		process_range(f, worker, 0, ek_inode_stat(f->inode)->size);
-	range_done(f);
+	run_whole_file(f, worker);
 }
 
 void check_add_file(struct checker *c, unsigned int worker, int dirfd,
@@ -371,20 +372,21 @@ void check_add_file(struct checker *c, unsigned int worker, int dirfd,
 		    struct xattr_list *xl)
 {
 	uint64_t size = ek_inode_stat(inode)->size, off;
+	bool extracting = dirfd >= 0;   /* the file will hold a descriptor */
 	struct file_state *f;
 
 	atomic_fetch_add(&c->bytes_total, size);
-	if (dirfd >= 0 && !check_take_descriptor(c)) {
+	if (extracting && !check_take_descriptor(c)) {
 		add_file_now(c, worker, dirfd, batch, inode, path, xl);
 		return;
 	}
 	f = file_open(c, dirfd, inode, path, xl);
 	if (!f) {
-		if (dirfd >= 0)
+		if (extracting)
 			check_give_descriptor(c);
 		return;
 	}
-	f->budgeted = dirfd >= 0;
+	f->budgeted = extracting;
 	if (size > CHECK_BATCH_BYTES && c->pool) {
 		/* Ranges of a big file, each its own job; never more than
 		 * CHECK_RANGES_MAX of them, whatever size the inode claims. */

@@ -205,7 +205,6 @@ static int read_run(ek_inode *inode, const ek_extent *first, uint8_t *buf,
 
 	if (!err)
 		err = &local;
-	*done = out;
 	run[0] = *first;
 	if (!first->in_metadata && in <= RUN_IN_BYTES &&
 	    !badmemo_check(inode->img->bad, inode->nid, first->logical, NULL))
@@ -216,6 +215,7 @@ static int read_run(ek_inode *inode, const ek_extent *first, uint8_t *buf,
 			in += (size_t)run[n].physical_length;
 			n++;
 		}
+	*done = out;
 	if (n == 1)
 		return decode_sync(inode, first, buf, (size_t)first->length, err);
 	zb = ctxpool_get(&inode->img->zbufs);
@@ -230,7 +230,6 @@ static int read_run(ek_inode *inode, const ek_extent *first, uint8_t *buf,
 				      buf + (run[i].logical - first->logical),
 				      (size_t)run[i].length, err);
 	ctxpool_put(&inode->img->zbufs, zb);
-	*done = out;
 	return ret;
 }
 

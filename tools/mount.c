@@ -3,7 +3,12 @@
  * multi-threaded).  The image is read-only, so the kernel may cache
  * entries, attributes and pages for as long as it likes.
  */
-#define FUSE_USE_VERSION 34
+/* 3.12 at least: below it, fuse_session_loop_mt() is the 3.2 entry point,
+ * which reads a fuse_loop_cfg_create() object as the old two-field struct
+ * (its version tag as clone_fd, 0 as max_idle_threads): the thread limit
+ * was ignored and every request started a thread on a cloned /dev/fuse
+ * descriptor, ~600 per 285 MiB read. */
+#define FUSE_USE_VERSION 312
 
 #include <errno.h>
 #include <fuse3/fuse_lowlevel.h>

@@ -12,7 +12,7 @@
 #ifndef EROFSKIT_TOOLS_MOUNT_STORE_H
 #define EROFSKIT_TOOLS_MOUNT_STORE_H
 
-#define FUSE_USE_VERSION 34
+#define FUSE_USE_VERSION 312
 #include <fuse3/fuse_lowlevel.h>
 #include <stdint.h>
 

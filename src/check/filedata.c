@@ -22,6 +22,7 @@
 
 #define PLAIN_STEP (4u << 20)   /* uncompressed data is read in these */
 #define GATHER_BYTES (256u << 10) /* compressed extents read and written together */
+#define NO_FAILURE UINT64_MAX
 
 /* A file being processed, possibly by several range jobs. */
 struct file_state {
@@ -33,8 +34,8 @@ struct file_state {
 	bool budgeted;              /* holds one of c->fd_budget */
 	_Atomic uint64_t data_end;  /* end of the last byte written */
 	atomic_uint pending;        /* range jobs not finished */
-	atomic_bool failed;         /* an image problem was found */
-	pthread_mutex_t lock;       /* first problem's message */
+	_Atomic uint64_t fail_at;   /* offset of the first problem, or NO_FAILURE */
+	pthread_mutex_t lock;       /* that problem's message */
 	int code;
 	char message[EK_ERROR_MESSAGE_MAX];
 };
@@ -75,15 +76,26 @@ int check_split_path(const char *rel, char *parent, size_t size,
 	return 0;
 }
 
-static void file_problem(struct file_state *f, int code, const char *msg)
+/*
+ * A damaged file is reported, and extracted, as one worker meets it: the
+ * problem at the lowest offset wins, whichever range found it first, and
+ * ranges keep going only below it.  The extracted file is then cut there
+ * (finish_file), so its bytes do not depend on the number of workers.
+ */
+static void file_problem(struct file_state *f, uint64_t at, int code, const char *msg)
 {
 	pthread_mutex_lock(&f->lock);
-	if (!atomic_load(&f->failed)) {
+	if (at < atomic_load(&f->fail_at)) {
 		f->code = code;
 		snprintf(f->message, sizeof(f->message), "%s", msg);
-		atomic_store(&f->failed, true);
+		atomic_store(&f->fail_at, at);
 	}
 	pthread_mutex_unlock(&f->lock);
+}
+
+static bool file_failed(struct file_state *f)
+{
+	return atomic_load(&f->fail_at) != NO_FAILURE;
 }
 
 static uint8_t *worker_buffer(struct checker *c, unsigned int worker, size_t need)
@@ -159,9 +171,10 @@ static void process_range(struct file_state *f, unsigned int worker,
 {
 	struct checker *c = f->c;
 	uint64_t size = ek_inode_stat(f->inode)->size, off = start;
+	uint64_t singly_until = 0;   /* a failed run is read again extent by extent */
 	ek_error e;
 
-	while (off < end && !atomic_load(&c->stop) && !atomic_load(&f->failed)) {
+	while (off < end && !atomic_load(&c->stop) && off < atomic_load(&f->fail_at)) {
 		ek_extent x;
 		uint64_t xend, upto;
 		uint8_t *buf;
@@ -169,12 +182,12 @@ static void process_range(struct file_state *f, unsigned int worker,
 		int ret = ek_map(f->inode, off, &x, &e);
 
 		if (ret) {
-			file_problem(f, ret, e.message);
+			file_problem(f, off, ret, e.message);
 			return;
 		}
 		xend = x.logical + x.length;
 		if (xend <= off || xend > size) {
-			file_problem(f, -EUCLEAN, "extent map does not cover the file");
+			file_problem(f, off, -EUCLEAN, "extent map does not cover the file");
 			return;
 		}
 		if (x.kind == EK_EXTENT_COMPRESSED) {
@@ -184,10 +197,11 @@ static void process_range(struct file_state *f, unsigned int worker,
 			}
 			upto = xend;               /* ours entirely */
 			if (check_lookbacks(f, &x, &e)) {
-				file_problem(f, e.code, e.message);
+				file_problem(f, off, e.code, e.message);
 				return;
 			}
-			upto = gather_extents(f, off, upto, end, size);
+			if (off >= singly_until)
+				upto = gather_extents(f, off, upto, end, size);
 		} else {
 			upto = xend < end ? xend : end;
 		}
@@ -200,12 +214,19 @@ static void process_range(struct file_state *f, unsigned int worker,
 			upto = off + PLAIN_STEP;
 		buf = worker_buffer(c, worker, (size_t)(upto - off));
 		if (!buf) {
-			file_problem(f, -ENOMEM, "out of memory");
+			file_problem(f, off, -ENOMEM, "out of memory");
 			return;
 		}
 		got = ek_read(f->inode, buf, (size_t)(upto - off), off, &e);
+		if (got < 0 && upto > xend) {
+			/* Which extent of the run is bad, and the good ones
+			 * before it, are found as one worker (whose runs are
+			 * cut elsewhere) would find them. */
+			singly_until = upto;
+			continue;
+		}
 		if (got < 0 || (uint64_t)got != upto - off) {
-			file_problem(f, got < 0 ? (int)got : -EUCLEAN,
+			file_problem(f, off, got < 0 ? (int)got : -EUCLEAN,
 				     got < 0 ? e.message : "short read");
 			return;
 		}
@@ -233,11 +254,16 @@ static void finish_file(struct file_state *f)
 	const ek_stat *st = ek_inode_stat(f->inode);
 	ek_error e;
 
-	if (atomic_load(&f->failed))
+	if (file_failed(f))
 		check_problem_inode(c, f->path, st->nid, f->code, f->message);
-	if (f->fd >= 0 && atomic_load(&f->failed)) {
-		/* A damaged file keeps what could be read: its claimed size
-		 * and metadata are not to be trusted. */
+	if (f->fd >= 0 && file_failed(f)) {
+		/* A damaged file keeps what could be read before its first
+		 * problem, and ends there: its claimed size and metadata are
+		 * not to be trusted. */
+		if (ftruncate(f->fd, (off_t)atomic_load(&f->fail_at)) < 0) {
+			ek_fail(&e, -errno, "cannot set size: %s", strerror(errno));
+			check_io_failure(c, f->path, &e);
+		}
 		close(f->fd);
 	} else if (f->fd >= 0) {
 		/* Size, then owner, mode, xattrs and times, all through the
@@ -296,6 +322,7 @@ static struct file_state *file_open(struct checker *c, int dirfd, ek_inode *inod
 	f->xl = *xl;
 	memset(xl, 0, sizeof(*xl));
 	f->fd = -1;
+	atomic_store(&f->fail_at, NO_FAILURE);
 	pthread_mutex_init(&f->lock, NULL);
 	if (dirfd >= 0 && extract_create(&c->x, dirfd, name, ek_inode_stat(inode)->mode, &f->fd, &e))
 		check_io_failure(c, path, &e);
@@ -401,7 +428,7 @@ void check_add_file(struct checker *c, unsigned int worker, int dirfd,
 			struct range_job *r = calloc(1, sizeof(*r));
 
 			if (!r) {
-				file_problem(f, -ENOMEM, "out of memory");
+				file_problem(f, off, -ENOMEM, "out of memory");
 				range_done(f);
 				continue;
 			}
@@ -418,7 +445,7 @@ void check_add_file(struct checker *c, unsigned int worker, int dirfd,
 	if (!*batch)
 		*batch = check_batch_new();
 	if (!*batch) {
-		file_problem(f, -ENOMEM, "out of memory");
+		file_problem(f, 0, -ENOMEM, "out of memory");
 		range_done(f);
 		return;
 	}
@@ -427,7 +454,7 @@ void check_add_file(struct checker *c, unsigned int worker, int dirfd,
 		struct file_state **g = realloc((*batch)->files, cap * sizeof(*g));
 
 		if (!g) {
-			file_problem(f, -ENOMEM, "out of memory");
+			file_problem(f, 0, -ENOMEM, "out of memory");
 			range_done(f);
 			return;
 		}

@@ -16,6 +16,7 @@ for d in ("d1", "d2"):
     for i in range(40):
         open(os.path.join(sys.argv[1], d, "f%02d" % i), "wb").write(text(3000 + 500 * i))
 open(os.path.join(sys.argv[1], "huge"), "wb").write(text(3000000))
+open(os.path.join(sys.argv[1], "big2"), "wb").write(text(3000000))
 os.link(os.path.join(sys.argv[1], "d1", "f05"), os.path.join(sys.argv[1], "d2", "hardlink-to-f05"))
 PY
 "$EROFSKIT" mkfs -q -zlz4hc -C16384 "$T/good.img" "$T/src"
@@ -35,6 +36,24 @@ print(e[i]['physical'] if i < len(e) else '')" $i)
 	done
 done
 
+# And /big2 (cut into 4 MiB ranges by the workers) late in its first range
+# and early in its third: the third range's damage is usually met first,
+# yet it is the first range's that is reported, and the extracted file
+# ends where that damage starts, whatever the number of workers.
+extent_at() {   # FILE OFFSET: "logical physical" of the compressed extent there
+	"$EROFSKIT" dump --json --path "$1" "$T/good.img" | python3 -c "
+import json, sys
+off = int(sys.argv[1])
+for x in json.load(sys.stdin)['extents']:
+    if x['kind'] == 'compressed' and x['logical'] <= off < x['logical'] + x['length']:
+        print(x['logical'], x['physical'])" "$2"
+}
+read -r cut phys < <(extent_at /big2 $(((4 << 20) - 40000)))
+[ -n "$phys" ] || fail "no compressed extent near the end of /big2's first range"
+$PATCH "$T/bad.img" "$phys" --random 64 21
+read -r _ phys < <(extent_at /big2 $(((8 << 20) + 40000)))
+$PATCH "$T/bad.img" "$phys" --random 64 22
+
 for w in 1 2 8; do
 	rc=0
 	timeout 120 "$EROFSKIT" fsck --workers $w "$T/bad.img" 2>"$T/err$w" >/dev/null || rc=$?
@@ -46,7 +65,16 @@ for w in 1 2 8; do
 done
 cmp "$T/err1" "$T/err2" || fail "reports differ between 1 and 2 workers"
 cmp "$T/err1" "$T/err8" || fail "reports differ between 1 and 8 workers"
+cmp "$T/xerr1" "$T/xerr2" || fail "extraction reports differ between 1 and 2 workers"
 cmp "$T/xerr1" "$T/xerr8" || fail "extraction reports differ between 1 and 8 workers"
+grep -q "^erofskit fsck: /big2 .*: extent at offset $cut " "$T/xerr1" ||
+	{ grep /big2 "$T/xerr1"; fail "/big2's first damage (extent at $cut) is not the one reported"; }
+for w in 2 8; do
+	cmp "$T/x1/big2" "$T/x$w/big2" || fail "damaged /big2 extracted differently by 1 and $w workers"
+done
+[ "$(stat -c %s "$T/x1/big2")" -eq "$cut" ] ||
+	fail "damaged /big2 extracted as $(stat -c %s "$T/x1/big2") bytes, not cut at its damage ($cut)"
+cmp -n "$cut" "$T/src/big2" "$T/x1/big2" || fail "the intact start of /big2 was not extracted"
 # Once per problem: no line twice; each damaged file named; the hard link's
 # damage reported under one name only (the smaller, /d1/f05).
 [ "$(sort "$T/err8" | uniq -d | wc -l)" -eq 0 ] || fail "a problem was reported twice"

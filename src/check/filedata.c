@@ -93,11 +93,6 @@ static void file_problem(struct file_state *f, uint64_t at, int code, const char
 	pthread_mutex_unlock(&f->lock);
 }
 
-static bool file_failed(struct file_state *f)
-{
-	return atomic_load(&f->fail_at) != NO_FAILURE;
-}
-
 static uint8_t *worker_buffer(struct checker *c, unsigned int worker, size_t need)
 {
 	struct worker_buf *b = &c->bufs[worker];
@@ -252,11 +247,12 @@ static void finish_file(struct file_state *f)
 {
 	struct checker *c = f->c;
 	const ek_stat *st = ek_inode_stat(f->inode);
+	bool failed = atomic_load(&f->fail_at) != NO_FAILURE;
 	ek_error e;
 
-	if (file_failed(f))
+	if (failed)
 		check_problem_inode(c, f->path, st->nid, f->code, f->message);
-	if (f->fd >= 0 && file_failed(f)) {
+	if (f->fd >= 0 && failed) {
 		/* A damaged file keeps what could be read before its first
 		 * problem, and ends there: its claimed size and metadata are
 		 * not to be trusted. */

@@ -320,8 +320,8 @@ static void test_batch_failure(void **state)
 
 /* ------------------------------------------------------------ read path */
 
-/* A 1 MiB file of 4 KiB lz4 clusters, opened with a cache and readahead. */
-/* The file of open_small_clusters(): 4 KiB clusters of lz4, 3 MiB. */
+/* open_small_clusters(): a 3 MiB file of 4 KiB lz4 clusters, opened with
+ * a cache and readahead. */
 #define SMALL_FILE (3u << 20)
 
 struct small_clusters {
@@ -462,6 +462,24 @@ static ek_image *open_uncached(const char *path, ek_inode **inode)
 	return img;
 }
 
+/* Copy the image at `from` to `to` with `len` bytes of 0xff at `at`. */
+static void copy_damaged(const char *from, const char *to, uint64_t at, size_t len)
+{
+	FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+	uint8_t chunk[65536];
+	size_t n;
+
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((n = fread(chunk, 1, sizeof(chunk), in)) > 0)
+		assert_int_equal(fwrite(chunk, 1, n, out), n);
+	memset(chunk, 0xff, len);
+	assert_int_equal(fseek(out, (long)at, SEEK_SET), 0);
+	assert_int_equal(fwrite(chunk, 1, len, out), len);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+}
+
 /* Without a cache, a read of many whole extents reads their pclusters
  * together: every byte right, at any offset and length; and a damaged
  * pcluster in the middle of such a run fails the read naming that extent,
@@ -469,14 +487,13 @@ static ek_image *open_uncached(const char *path, ek_inode **inode)
 static void test_uncached_runs(void **state)
 {
 	struct small_clusters t;
-	uint8_t *buf = malloc(1u << 20), junk[512];
-	char copy[128];
+	uint8_t *buf = malloc(1u << 20);
+	char copy[128], where[64];
 	ek_inode *inode;
 	ek_image *img;
 	ek_extent bad;
 	ek_error err;
 	ssize_t got;
-	FILE *f;
 
 	(void)state;
 	assert_non_null(buf);
@@ -493,28 +510,12 @@ static void test_uncached_runs(void **state)
 	assert_int_equal(ek_map(t.inode, 500u << 10, &bad, &err), 0);
 	assert_true(bad.logical > 0);
 	snprintf(copy, sizeof(copy), "%s.bad", t.path);
-	{
-		char cmd[300];
-
-		snprintf(cmd, sizeof(cmd), "cp %s %s", t.path, copy);
-		assert_int_equal(system(cmd), 0);
-	}
-	memset(junk, 0xff, sizeof(junk));
-	f = fopen(copy, "r+b");
-	assert_non_null(f);
-	assert_int_equal(fseek(f, (long)bad.physical, SEEK_SET), 0);
-	assert_int_equal(fwrite(junk, 1, sizeof(junk), f), sizeof(junk));
-	fclose(f);
+	copy_damaged(t.path, copy, bad.physical, 512);
 	img = open_uncached(copy, &inode);
 	got = ek_read(inode, buf, 1u << 20, 0, &err);
 	assert_true(got < 0);
-	{
-		char where[64];
-
-		snprintf(where, sizeof(where), "extent at offset %llu ",
-			 (unsigned long long)bad.logical);
-		assert_non_null(strstr(err.message, where));
-	}
+	snprintf(where, sizeof(where), "extent at offset %llu ", (unsigned long long)bad.logical);
+	assert_non_null(strstr(err.message, where));
 	assert_int_equal(ek_read(inode, buf, (size_t)bad.logical, 0, &err), (ssize_t)bad.logical);
 	assert_memory_equal(buf, t.bytes, (size_t)bad.logical);
 	ek_inode_put(inode);

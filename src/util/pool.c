@@ -1,5 +1,6 @@
 /* Worker pool: one mutex, a FIFO and two condition variables. */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -146,6 +147,25 @@ void pool_wait_idle(struct pool *p)
 		pthread_cond_wait(&p->finished, &p->lock);
 	p->idle_waiters--;
 	pthread_mutex_unlock(&p->lock);
+}
+
+void pool_pin(struct pool *p)
+{
+	cpu_set_t allowed, one;
+	unsigned int i = 0;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0 ||
+	    p->nthreads > (unsigned int)CPU_COUNT(&allowed))
+		return;
+	for (cpu = 0; cpu < CPU_SETSIZE && i < p->nthreads; cpu++) {
+		if (!CPU_ISSET(cpu, &allowed))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		/* Best effort: a thread left unpinned still works. */
+		(void)pthread_setaffinity_np(p->threads[i++], sizeof(one), &one);
+	}
 }
 
 unsigned int pool_pending(struct pool *p)

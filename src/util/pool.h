@@ -29,6 +29,14 @@ void pool_wait(struct pool *p, struct pool_job *job);
 void pool_wait_any(struct pool *p);
 /* Wait until no job is queued or running (jobs may queue more jobs). */
 void pool_wait_idle(struct pool *p);
+/*
+ * Give each thread a CPU of its own, when there are no more threads than
+ * CPUs this process may use (otherwise leave them to the scheduler).  For
+ * pools that keep every thread busy: the scheduler tends to wake a thread
+ * on its waker's CPU and may leave it queued there for milliseconds while
+ * another CPU idles.
+ */
+void pool_pin(struct pool *p);
 /* Jobs queued or running right now. */
 unsigned int pool_pending(struct pool *p);
 /* Finish queued jobs, join the threads, free. */

@@ -193,38 +193,57 @@ static int cmp_dir_depth(const void *a, const void *b)
 	return path_cmp(x->path, y->path);
 }
 
-static void apply_dir_meta(struct checker *c, const struct deferred_dir *d)
+/* The parent directory last opened: directories of one depth are sorted
+ * by path, so siblings come one after another and share it. */
+struct open_parent {
+	char path[4096];
+	int fd;
+};
+
+static void apply_dir_meta(struct checker *c, const struct deferred_dir *d,
+			   struct open_parent *op)
 {
 	char parent[4096];
 	const char *name;
 	ek_error err;
-	int pfd;
 
 	if (!*d->path) {
 		if (extract_set_meta(&c->x, c->x.rootfd, ".", &d->st, &d->xl, &err))
 			check_io_failure(c, "/", &err);
 		return;
 	}
-	if (check_split_path(d->path, parent, sizeof(parent), &name) ||
-	    extract_open_dir(&c->x, parent, &pfd, &err)) {
+	if (check_split_path(d->path, parent, sizeof(parent), &name)) {
+		ek_fail(&err, -ENAMETOOLONG, "%s: path too long", d->path);
 		check_io_failure(c, d->path, &err);
 		return;
 	}
-	if (extract_set_meta(&c->x, pfd, name, &d->st, &d->xl, &err))
+	if (op->fd < 0 || strcmp(op->path, parent)) {
+		if (op->fd >= 0)
+			close(op->fd);
+		op->fd = -1;
+		if (extract_open_dir(&c->x, parent, &op->fd, &err)) {
+			check_io_failure(c, d->path, &err);
+			return;
+		}
+		memcpy(op->path, parent, strlen(parent) + 1);
+	}
+	if (extract_set_meta(&c->x, op->fd, name, &d->st, &d->xl, &err))
 		check_io_failure(c, d->path, &err);
-	close(pfd);
 }
 
 static void apply_dirs(struct checker *c, size_t from, size_t to)
 {
+	struct open_parent op = { .fd = -1 };
 	size_t i;
 
 	for (i = from; i < to && !atomic_load(&c->stop); i++)
-		apply_dir_meta(c, &c->dirs[i]);
+		apply_dir_meta(c, &c->dirs[i], &op);
+	if (op.fd >= 0)
+		close(op.fd);
 }
 
 /* Directories per job when a level is shared out. */
-#define DIR_META_JOB 32u
+#define DIR_META_JOB 8u
 
 struct dir_meta_job {
 	struct pool_job job;
@@ -346,6 +365,11 @@ int ek_check(ek_image *img, const ek_check_options *opts,
 		ret = ek_fail(err, -EAGAIN, "cannot start %u threads", c.workers);
 		goto out;
 	}
+	/* Every worker is busy until the end: two of them stacked on one
+	 * CPU while another idles (measured: up to 16 ms at a time) is
+	 * time lost outright. */
+	if (c.pool)
+		pool_pin(c.pool);
 	ret = check_walk(&c);
 	if (ret) {
 		ret = ek_fail(err, ret, "out of memory");

@@ -366,7 +366,8 @@ int extract_set_meta(struct extractor *x, int dirfd, const char *name,
 	struct xattr_target t = { path, -1 };
 	int ret;
 
-	if (x->owner && fchownat(dirfd, name, st->uid, st->gid, AT_SYMLINK_NOFOLLOW) < 0)
+	if (x->owner && !owner_at_creation(x, st) &&
+	    fchownat(dirfd, name, st->uid, st->gid, AT_SYMLINK_NOFOLLOW) < 0)
 		return ek_fail(err, -errno, "%s: cannot set owner: %s", name, strerror(errno));
 	/* chown clears set-id bits: the mode comes after it. */
 	if (!S_ISLNK(st->mode) && fchmodat(dirfd, name, st->mode & 07777, 0) < 0)

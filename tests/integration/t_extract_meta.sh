@@ -19,6 +19,13 @@ printf 'owned\n' > "$src/d/owned"
 chown 1234:5678 "$src/d/owned"
 printf 'root\n' > "$src/d/rootgrp"
 chown 0:0 "$src/d/rootgrp"
+# Directories and symlinks get their owners by the path calls, not
+# through a descriptor: the same skipping applies to them.
+mkdir "$src/d/owned-dir"
+chown 1234:5678 "$src/d/owned-dir"
+ln -s owned "$src/d/owned-link"
+chown -h 1234:5678 "$src/d/owned-link"
+ln -s rootgrp "$src/d/root-link"
 manifest "$src" "$T/src.json"
 "$EROFSKIT" mkfs -q -zlz4hc -C16384 "$T/img" "$src"
 

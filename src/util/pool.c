@@ -156,7 +156,7 @@ void pool_pin(struct pool *p)
 	int cpu;
 
 	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0 ||
-	    p->nthreads > (unsigned int)CPU_COUNT(&allowed))
+	    p->nthreads != (unsigned int)CPU_COUNT(&allowed))
 		return;
 	for (cpu = 0; cpu < CPU_SETSIZE && i < p->nthreads; cpu++) {
 		if (!CPU_ISSET(cpu, &allowed))

@@ -30,11 +30,12 @@ void pool_wait_any(struct pool *p);
 /* Wait until no job is queued or running (jobs may queue more jobs). */
 void pool_wait_idle(struct pool *p);
 /*
- * Give each thread a CPU of its own, when there are no more threads than
- * CPUs this process may use (otherwise leave them to the scheduler).  For
- * pools that keep every thread busy: the scheduler tends to wake a thread
- * on its waker's CPU and may leave it queued there for milliseconds while
- * another CPU idles.
+ * Give each thread a CPU of its own when there are exactly as many threads
+ * as CPUs this process may use; otherwise leave them to the scheduler
+ * (fewer threads pinned to the first CPUs would pile up with those of
+ * another such process while other CPUs idle).  For pools that keep every
+ * thread busy: the scheduler tends to wake a thread on its waker's CPU and
+ * may leave it queued there for milliseconds while another CPU idles.
  */
 void pool_pin(struct pool *p);
 /* Jobs queued or running right now. */

@@ -1,5 +1,5 @@
 /* The worker pool: every job runs once, and pool_pin gives each thread a
- * CPU of its own only when there are enough CPUs. */
+ * CPU of its own only when there are as many threads as CPUs. */
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -99,6 +99,20 @@ static void test_more_threads_than_cpus_stay_free(void **state)
 		assert_int_equal(jobs[i].cpus, cpus);
 }
 
+static void test_fewer_threads_than_cpus_stay_free(void **state)
+{
+	struct affinity_job jobs[JOBS];
+	int cpus = allowed_cpus();
+	unsigned int i;
+
+	(void)state;
+	if (cpus < 2)
+		skip();   /* no pool has fewer threads than one CPU */
+	run_jobs((unsigned int)cpus - 1, true, jobs);
+	for (i = 0; i < JOBS; i++)
+		assert_int_equal(jobs[i].cpus, cpus);
+}
+
 static void test_unpinned_by_default(void **state)
 {
 	struct affinity_job jobs[JOBS];
@@ -116,6 +130,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pinned_threads_own_one_cpu),
 		cmocka_unit_test(test_more_threads_than_cpus_stay_free),
+		cmocka_unit_test(test_fewer_threads_than_cpus_stay_free),
 		cmocka_unit_test(test_unpinned_by_default),
 	};
 

@@ -1,4 +1,5 @@
-/* Decoder context pool: a mutex-protected stack of idle contexts. */
+/* Decoder context pool: a mutex-protected stack of idle contexts, each
+ * with the thread that used it last. */
 #include <stdlib.h>
 
 #include "codec/ctxpool.h"
@@ -15,11 +16,22 @@ void ctxpool_init(struct ctxpool *p, void *(*create)(void),
 
 void *ctxpool_get(struct ctxpool *p)
 {
+	pthread_t self = pthread_self();
 	void *c = NULL;
+	size_t i;
 
 	pthread_mutex_lock(&p->lock);
-	if (p->nfree)
-		c = p->free[--p->nfree];
+	if (p->nfree) {
+		/* As many idle contexts as threads at most: a short scan.
+		 * None of ours: the one given back last. */
+		for (i = p->nfree; i-- > 0;)
+			if (pthread_equal(p->free[i].last_user, self))
+				break;
+		if (i >= p->nfree)
+			i = p->nfree - 1;
+		c = p->free[i].ctx;
+		p->free[i] = p->free[--p->nfree];
+	}
 	pthread_mutex_unlock(&p->lock);
 	return c ? c : p->create();
 }
@@ -29,7 +41,7 @@ void ctxpool_put(struct ctxpool *p, void *ctx)
 	pthread_mutex_lock(&p->lock);
 	if (p->nfree == p->cap) {
 		size_t ncap = p->cap ? p->cap * 2 : 8;
-		void **g = realloc(p->free, ncap * sizeof(*g));
+		struct ctxpool_slot *g = realloc(p->free, ncap * sizeof(*g));
 
 		if (!g) {
 			pthread_mutex_unlock(&p->lock);
@@ -39,7 +51,9 @@ void ctxpool_put(struct ctxpool *p, void *ctx)
 		p->free = g;
 		p->cap = ncap;
 	}
-	p->free[p->nfree++] = ctx;
+	p->free[p->nfree].ctx = ctx;
+	p->free[p->nfree].last_user = pthread_self();
+	p->nfree++;
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -48,7 +62,7 @@ void ctxpool_fini(struct ctxpool *p)
 	size_t i;
 
 	for (i = 0; i < p->nfree; i++)
-		p->destroy(p->free[i]);
+		p->destroy(p->free[i].ctx);
 	free(p->free);
 	p->free = NULL;
 	p->nfree = p->cap = 0;

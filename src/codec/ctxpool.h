@@ -1,7 +1,9 @@
 /*
  * A pool of decoder contexts: threads take one for a call and give it
  * back, so contexts (zstd DCtx, lzma dictionaries, inflate states) are
- * allocated once per concurrent user instead of once per cluster.
+ * allocated once per concurrent user instead of once per cluster.  A
+ * thread gets back the context it used last when that one is free: its
+ * tables are still in this CPU's cache, not in another's.
  */
 #ifndef EK_CODEC_CTXPOOL_H
 #define EK_CODEC_CTXPOOL_H
@@ -11,7 +13,10 @@
 
 struct ctxpool {
 	pthread_mutex_t lock;
-	void **free;
+	struct ctxpool_slot {
+		void *ctx;
+		pthread_t last_user;
+	} *free;
 	size_t nfree, cap;
 	void *(*create)(void);
 	void (*destroy)(void *);

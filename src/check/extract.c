@@ -45,8 +45,9 @@ static void learn_creation(struct extractor *x)
 
 	x->create_uid = geteuid();
 	x->create_gid = getegid();
-	x->creation_known = fstat(x->rootfd, &st) == 0 && !(st.st_mode & S_ISGID) &&
-			    st.st_gid == x->create_gid && read_umask(&x->umask);
+	atomic_store(&x->creation_known,
+		     fstat(x->rootfd, &st) == 0 && !(st.st_mode & S_ISGID) &&
+		     st.st_gid == x->create_gid && read_umask(&x->umask));
 }
 
 int extract_init(struct extractor *x, const char *dir, ek_error *err)
@@ -92,8 +93,15 @@ static int make_room(struct extractor *x, int dirfd, const char *name,
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
-	if (want_dir && S_ISDIR(st.st_mode))
-		return 1;   /* reuse the existing directory */
+	if (want_dir && S_ISDIR(st.st_mode)) {
+		/* Reused: unless it is what mkdir would have made, neither
+		 * it nor what is created in it (a set-group-ID directory
+		 * hands out its group) has the owner creation gives. */
+		if (st.st_uid != x->create_uid || st.st_gid != x->create_gid ||
+		    (st.st_mode & S_ISGID))
+			atomic_store(&x->creation_known, false);
+		return 1;
+	}
 	if (!x->overwrite)
 		return -EEXIST;
 	if (unlinkat(dirfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0)
@@ -161,14 +169,16 @@ static bool mode_at_creation(const struct extractor *x, uint32_t mode)
 {
 	/* Without privilege, user.* xattrs need a writable inode: a file we
 	 * may not write gets its mode after them. */
-	return x->creation_known && !(mode & 07000) && !(mode & 0777 & x->umask) &&
+	return atomic_load(&x->creation_known) && !(mode & 07000) &&
+	       !(mode & 0777 & x->umask) &&
 	       (x->owner || (mode & S_IWUSR));
 }
 
 static bool owner_at_creation(const struct extractor *x, const ek_stat *st)
 {
-	/* --overwrite may reuse directories made by someone else. */
-	return x->creation_known && !x->overwrite && st->uid == x->create_uid &&
+	/* Entries are all new but reused directories, which make_room
+	 * checks. */
+	return atomic_load(&x->creation_known) && st->uid == x->create_uid &&
 	       st->gid == x->create_gid;
 }
 

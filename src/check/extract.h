@@ -8,6 +8,7 @@
 #ifndef EK_CHECK_EXTRACT_H
 #define EK_CHECK_EXTRACT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,7 +24,9 @@ struct extractor {
 	bool warned_xattr;
 	/* What a new file gets without being asked, so that the calls that
 	 * would set it again can be skipped (three of the seven per file). */
-	bool creation_known;     /* the two below are reliable */
+	/* The two below are reliable; cleared (for good) when an existing
+	 * directory that creation would not have given is reused. */
+	atomic_bool creation_known;
 	uid_t create_uid;
 	gid_t create_gid;
 	mode_t umask;

@@ -46,6 +46,11 @@ check_into setgid-target 022 'mkdir -p "$out/x" && chgrp 4321 "$out/x" && chmod 
 # Not set-group-ID, but another group: still ours for new files, yet the
 # root's group is not ours, so nothing is assumed.
 check_into other-group-target 022 'mkdir -p "$out/x" && chgrp 4321 "$out/x" && chmod 0775 "$out/x"'
+# Directories already in the target are reused, even without
+# --overwrite: one of another owner, and one set-group-ID of another
+# group (whose new files get that group), must still end up as the image
+# says, and so must what is created in them.
+check_into existing-dirs 022 'mkdir -p "$out/x/d/owned-dir" && chown 777:777 "$out/x/d/owned-dir" && chgrp 4321 "$out/x/d" && chmod 2775 "$out/x/d"'
 # As another user (not root, so no owners): modes still exact.
 if command -v setpriv >/dev/null; then
 	chmod 0755 "$T"

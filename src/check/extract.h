@@ -23,9 +23,10 @@ struct extractor {
 	bool xattrs;
 	bool warned_xattr;
 	/* What a new file gets without being asked, so that the calls that
-	 * would set it again can be skipped (three of the seven per file). */
-	/* The two below are reliable; cleared (for good) when an existing
-	 * directory that creation would not have given is reused. */
+	 * would set it again can be skipped (three of the seven per file):
+	 * the fields below are reliable while creation_known holds; it is
+	 * cleared for good when an existing directory that mkdir would not
+	 * have made is reused. */
 	atomic_bool creation_known;
 	uid_t create_uid;
 	gid_t create_gid;

@@ -247,7 +247,8 @@ static void finish_file(struct file_state *f)
 {
 	struct checker *c = f->c;
 	const ek_stat *st = ek_inode_stat(f->inode);
-	bool failed = atomic_load(&f->fail_at) != NO_FAILURE;
+	uint64_t fail_at = atomic_load(&f->fail_at);   /* all ranges are done */
+	bool failed = fail_at != NO_FAILURE;
 	ek_error e;
 
 	if (failed)
@@ -256,7 +257,7 @@ static void finish_file(struct file_state *f)
 		/* A damaged file keeps what could be read before its first
 		 * problem, and ends there: its claimed size and metadata are
 		 * not to be trusted. */
-		if (ftruncate(f->fd, (off_t)atomic_load(&f->fail_at)) < 0) {
+		if (ftruncate(f->fd, (off_t)fail_at) < 0) {
 			ek_fail(&e, -errno, "cannot set size: %s", strerror(errno));
 			check_io_failure(c, f->path, &e);
 		}

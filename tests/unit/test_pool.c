@@ -87,42 +87,36 @@ static void test_pinned_threads_own_one_cpu(void **state)
 	}
 }
 
-static void test_more_threads_than_cpus_stay_free(void **state)
+/* Every job of `threads` threads (pinned if asked) may use every CPU. */
+static void expect_unpinned(unsigned int threads, bool pin)
 {
 	struct affinity_job jobs[JOBS];
 	int cpus = allowed_cpus();
 	unsigned int i;
 
-	(void)state;
-	run_jobs((unsigned int)cpus + 1, true, jobs);
+	run_jobs(threads, pin, jobs);
 	for (i = 0; i < JOBS; i++)
 		assert_int_equal(jobs[i].cpus, cpus);
+}
+
+static void test_more_threads_than_cpus_stay_free(void **state)
+{
+	(void)state;
+	expect_unpinned((unsigned int)allowed_cpus() + 1, true);
 }
 
 static void test_fewer_threads_than_cpus_stay_free(void **state)
 {
-	struct affinity_job jobs[JOBS];
-	int cpus = allowed_cpus();
-	unsigned int i;
-
 	(void)state;
-	if (cpus < 2)
+	if (allowed_cpus() < 2)
 		skip();   /* no pool has fewer threads than one CPU */
-	run_jobs((unsigned int)cpus - 1, true, jobs);
-	for (i = 0; i < JOBS; i++)
-		assert_int_equal(jobs[i].cpus, cpus);
+	expect_unpinned((unsigned int)allowed_cpus() - 1, true);
 }
 
 static void test_unpinned_by_default(void **state)
 {
-	struct affinity_job jobs[JOBS];
-	int cpus = allowed_cpus();
-	unsigned int i;
-
 	(void)state;
-	run_jobs(1, false, jobs);
-	for (i = 0; i < JOBS; i++)
-		assert_int_equal(jobs[i].cpus, cpus);
+	expect_unpinned(1, false);
 }
 
 int main(void)

@@ -48,20 +48,21 @@ fresh_target() {
 }
 
 # once CMD...: one run into a fresh target, caches dropped; prints
-# "seconds peak-RSS-KiB", or "- -" when it failed.
+# "seconds peak-RSS-KiB CPU-seconds" (user + system), or "- - -" when it
+# failed.
 once() {
 	fresh_target
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
 	local t0=$EPOCHREALTIME t1
-	if /usr/bin/time -f "%M" -o "$work/t1" "$@" >/dev/null 2>"$work/err"; then
+	if /usr/bin/time -f "%M %U %S" -o "$work/t1" "$@" >/dev/null 2>"$work/err"; then
 		t1=$EPOCHREALTIME
 		# elapsed to the millisecond (time(1) gives hundredths)
-		awk -v a="$t0" -v b="$t1" -v m="$(cat "$work/t1")" 'BEGIN {printf "%.3f %d\n", b - a, m}'
+		awk -v a="$t0" -v b="$t1" '{printf "%.3f %d %.2f\n", b - a, $1, $2 + $3}' "$work/t1"
 	else
 		cat "$work/err" >&2
 		echo "FAILED: $*" >&2
-		echo "- -"
+		echo "- - -"
 	fi
 	umount "$target"
 }
@@ -107,22 +108,28 @@ for alg in $ALGS; do
 		# the pairs' ratios.
 		: > "$work/pairs"
 		for i in $(seq "$REPS"); do
-			read -r t1 m1 <<< "$(once "$EROFSKIT" fsck -q --workers 1 \
+			read -r t1 m1 c1 <<< "$(once "$EROFSKIT" fsck -q --workers 1 \
 					     --extract "$target/out" "$work/e.img")"
-			read -r tn mn <<< "$(once "$EROFSKIT" fsck -q --workers "$CPUS" \
+			read -r tn mn cn <<< "$(once "$EROFSKIT" fsck -q --workers "$CPUS" \
 					     --extract "$target/out" "$work/e.img")"
-			echo "$t1 $m1 $tn $mn" | awk '$1 != "-" && $3 != "-" {print $0, $1 / $3}' >> "$work/pairs"
+			echo "$t1 $m1 $c1 $tn $mn $cn" |
+				awk '$1 != "-" && $4 != "-" {print $0, $1 / $4}' >> "$work/pairs"
 		done
 		one=$(median "$work/pairs" 1)
 		rss1=$(( $(median "$work/pairs" 2) / 1024 ))
-		all=$(median "$work/pairs" 3)
-		rssn=$(( $(median "$work/pairs" 4) / 1024 ))
-		ratio=$(median "$work/pairs" 5)
+		cpu1=$(median "$work/pairs" 3)
+		all=$(median "$work/pairs" 4)
+		rssn=$(( $(median "$work/pairs" 5) / 1024 ))
+		cpun=$(median "$work/pairs" 6)
+		ratio=$(median "$work/pairs" 7)
+		# The spread of the pairs' ratios shows how much the host moved
+		# them; the CPU times show whether the workers did extra work.
+		spread=$(sort -n -k7 "$work/pairs" | awk 'NR == 1 {lo = $7} {hi = $7} END {printf "%.2f-%.2f", lo, hi}')
 		deb=-
 		case $alg in lz4hc*)
 			read -r deb _ <<< "$(timed fsck.erofs --extract="$target/out" "$work/e.img")" ;;
 		esac
-		echo "$alg $C $one $all $rss1 $rssn $deb $sq $ratio" >> "$rows"
+		echo "$alg $C $one $all $rss1 $rssn $deb $sq $ratio $spread $cpu1 $cpun" >> "$rows"
 	done
 done
 
@@ -132,13 +139,15 @@ echo "Machine: $CPUS CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cp
 echo "Each run extracts into a freshly made ext4 (loop-mounted); caches dropped before each run; median of $REPS runs; seconds."
 echo "1-worker and $CPUS-worker runs alternate; the speed-up is the median of the $REPS pairs' ratios."
 echo
-echo "| algorithm | cluster | 1 worker | $CPUS workers | improvement | speed-up | peak RSS MiB (1 / $CPUS) | fsck.erofs 1.5 | unsquashfs ($CPUS threads, 128K) |"
-echo "|---|---|---|---|---|---|---|---|---|"
-while read -r alg C one all rss1 rssn deb sq ratio; do
+echo "CPU is user + system seconds of the run, median; pair ratios gives the lowest and highest of the $REPS."
+echo
+echo "| algorithm | cluster | 1 worker | $CPUS workers | improvement | speed-up | pair ratios | CPU s (1 / $CPUS) | peak RSS MiB (1 / $CPUS) | fsck.erofs 1.5 | unsquashfs ($CPUS threads, 128K) |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+while read -r alg C one all rss1 rssn deb sq ratio spread cpu1 cpun; do
 	awk -v a="$alg" -v c="$C" -v o="$one" -v l="$all" -v r1="$rss1" -v rn="$rssn" \
-	    -v d="$deb" -v s="$sq" -v q="$ratio" 'BEGIN {
-		printf "| %s | %d | %.3f | %.3f | %.0f%% | %.2fx | %s / %s | %s | %s |\n",
-		       a, c, o, l, (1 - 1 / q) * 100, q, r1, rn, d, s }'
+	    -v d="$deb" -v s="$sq" -v q="$ratio" -v sp="$spread" -v c1="$cpu1" -v cn="$cpun" 'BEGIN {
+		printf "| %s | %d | %.3f | %.3f | %.0f%% | %.2fx | %s | %.2f / %.2f | %s / %s | %s | %s |\n",
+		       a, c, o, l, (1 - 1 / q) * 100, q, sp, c1, cn, r1, rn, d, s }'
 done < "$rows"
 echo
 awk -v cpus="$CPUS" '{

@@ -13,10 +13,10 @@ if [ ! -d "$corpus/image" ]; then
 fi
 mkdir -p "$corpus/check" "$build/findings"
 cp -n "$corpus"/image/* "$corpus/check/" 2>/dev/null || true
-for target in fuzz_image fuzz_check fuzz_codec; do
+for target in fuzz_image fuzz_check fuzz_extract fuzz_codec; do
 	case $target in
 	fuzz_codec) dir=$corpus/codec ;;
-	fuzz_check) dir=$corpus/check ;;
+	fuzz_check | fuzz_extract) dir=$corpus/check ;;
 	*) dir=$corpus/image ;;
 	esac
 	echo "== $target: $seconds s on $(ls "$dir" | wc -l) seeds"

@@ -4,7 +4,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "erofskit/check.h"
 #include "transcript.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

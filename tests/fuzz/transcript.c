@@ -8,6 +8,14 @@
 
 #define TEXT_MAX (256u << 10)   /* more is not kept, on either side */
 
+/* What one check run reported. */
+struct check_transcript {
+	int ret;
+	ek_check_stats st;
+	char *text;        /* one line per problem reported, in order */
+	size_t len, cap;
+};
+
 static void note_problem(void *ctx, const char *path, ek_nid nid, int code,
 			 const char *message)
 {
@@ -33,8 +41,8 @@ static void note_problem(void *ctx, const char *path, ek_nid nid, int code,
 	t->text[t->len] = '\0';
 }
 
-void transcript_run(ek_image *img, ek_check_options *opts,
-		    struct check_transcript *t)
+static void transcript_run(ek_image *img, ek_check_options *opts,
+			   struct check_transcript *t)
 {
 	memset(t, 0, sizeof(*t));
 	opts->problem = note_problem;
@@ -50,8 +58,8 @@ static void show(const char *label, const struct check_transcript *t)
 		t->text ? t->text : "");
 }
 
-void transcript_expect_same(const struct check_transcript *a,
-			    const struct check_transcript *b)
+static void transcript_expect_same(const struct check_transcript *a,
+				   const struct check_transcript *b)
 {
 	if (a->st.io_errors || b->st.io_errors)
 		return;
@@ -66,7 +74,7 @@ void transcript_expect_same(const struct check_transcript *a,
 	abort();
 }
 
-void transcript_free(struct check_transcript *t)
+static void transcript_free(struct check_transcript *t)
 {
 	free(t->text);
 	t->text = NULL;

@@ -20,11 +20,21 @@ for target in fuzz_image fuzz_check fuzz_extract fuzz_codec; do
 	*) dir=$corpus/image ;;
 	esac
 	echo "== $target: $seconds s on $(ls "$dir" | wc -l) seeds"
+	rc=0
 	"$build/$target" -max_total_time="$seconds" -max_len=2097152 -timeout=30 \
 		-rss_limit_mb=3072 -print_final_stats=1 -artifact_prefix="$build/findings/" \
-		"$dir" 2>&1 | grep -E "^(stat::|#[0-9]+ *DONE|==[0-9]+==|SUMMARY|INFO: Running)" | grep -v "INFO: Running with" || true
+		"$dir" > "$build/findings/$target.log" 2>&1 || rc=$?
+	grep -E "^(stat::|#[0-9]+ *DONE|==[0-9]+==|SUMMARY|INFO: Running)" "$build/findings/$target.log" |
+		grep -v "INFO: Running with" || true
 	if ls "$build/findings/"crash-* "$build/findings/"leak-* "$build/findings/"timeout-* >/dev/null 2>&1; then
 		echo "FUZZ FAILURE in $target: reproducers in $build/findings/" >&2
+		exit 1
+	fi
+	# A target that could not start (fuzz_extract without root, say)
+	# leaves no reproducer; its exit status still fails the run.
+	if [ "$rc" != 0 ]; then
+		tail -n 5 "$build/findings/$target.log" >&2
+		echo "FUZZ FAILURE in $target: exit status $rc (log: $build/findings/$target.log)" >&2
 		exit 1
 	fi
 done

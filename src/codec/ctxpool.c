@@ -18,19 +18,20 @@ void *ctxpool_get(struct ctxpool *p)
 {
 	pthread_t self = pthread_self();
 	void *c = NULL;
-	size_t i;
+	size_t i, pick;
 
 	pthread_mutex_lock(&p->lock);
 	if (p->nfree) {
-		/* As many idle contexts as threads at most: a short scan.
-		 * None of ours: the one given back last. */
+		/* None of ours: the one given back last.  As many idle
+		 * contexts as threads at most: a short scan. */
+		pick = p->nfree - 1;
 		for (i = p->nfree; i-- > 0;)
-			if (pthread_equal(p->free[i].last_user, self))
+			if (pthread_equal(p->free[i].last_user, self)) {
+				pick = i;
 				break;
-		if (i >= p->nfree)
-			i = p->nfree - 1;
-		c = p->free[i].ctx;
-		p->free[i] = p->free[--p->nfree];
+			}
+		c = p->free[pick].ctx;
+		p->free[pick] = p->free[--p->nfree];
 	}
 	pthread_mutex_unlock(&p->lock);
 	return c ? c : p->create();

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "erofskit/check.h"
 #include "transcript.h"
 
 #define TEXT_MAX (256u << 10)   /* more is not kept, on either side */
@@ -80,13 +81,16 @@ static void transcript_free(struct check_transcript *t)
 	t->text = NULL;
 }
 
-void transcript_one_and_two(ek_image *img, const char *extract_dir,
-			    void (*after)(void))
+void transcript_one_and_two(const uint8_t *data, size_t size,
+			    const char *extract_dir, void (*after)(void))
 {
 	struct check_transcript run[2];
 	ek_check_options co;
+	ek_image *img;
 	unsigned int w;
 
+	if (ek_open_memory(data, size, NULL, &img, NULL))
+		return;
 	for (w = 1; w <= 2; w++) {
 		ek_check_options_init(&co);
 		co.workers = w;
@@ -98,4 +102,5 @@ void transcript_one_and_two(ek_image *img, const char *extract_dir,
 	transcript_expect_same(&run[0], &run[1]);
 	transcript_free(&run[0]);
 	transcript_free(&run[1]);
+	ek_close(img);
 }

@@ -49,6 +49,12 @@ struct ctxpool;
 int lz4_decode(struct ek_dreq *r);
 int lzma_decode(struct ctxpool *pool, const struct ek_dparams *p,
 		struct ek_dreq *r);
+/* Our own MicroLZMA decoder (microlzma.c): the same results as
+ * lzma_decode, which is liblzma's, in less time. */
+int microlzma_decode(struct ctxpool *pool, const struct ek_dparams *p,
+		     struct ek_dreq *r);
+void *microlzma_ctx_new(void);
+void microlzma_ctx_free(void *c);
 int zstd_decode(struct ctxpool *pool, const struct ek_dparams *p,
 		struct ek_dreq *r);
 

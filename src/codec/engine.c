@@ -1,5 +1,6 @@
 /* The software decompression engine and the batch helper. */
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,8 +57,27 @@ int ek_deflate_engine_parse(const char *name, enum ek_deflate_engine *out,
 struct software_engine {
 	struct ek_engine base;
 	enum ek_deflate_engine deflate;
+	bool liblzma;            /* liblzma's lzma decoder instead of ours */
 	struct ctxpool lzma, zstd, inflate;
 };
+
+/* EROFSKIT_LZMA_ENGINE: "builtin" (the default) or "liblzma", to compare
+ * the two or to fall back on liblzma's decoder. */
+static int lzma_engine_from_env(bool *liblzma, ek_error *err)
+{
+	const char *name = getenv("EROFSKIT_LZMA_ENGINE");
+
+	*liblzma = false;
+	if (!name || !*name || !strcmp(name, "builtin"))
+		return 0;
+	if (!strcmp(name, "liblzma")) {
+		*liblzma = true;
+		return 0;
+	}
+	return ek_fail(err, -EINVAL,
+		       "EROFSKIT_LZMA_ENGINE: unknown lzma engine '%s' (builtin or liblzma)",
+		       name);
+}
 
 static int sw_decompress(struct ek_engine *e, struct ek_dreq *r)
 {
@@ -69,7 +89,9 @@ static int sw_decompress(struct ek_engine *e, struct ek_dreq *r)
 	case EK_ALG_LZ4:
 		return lz4_decode(r);
 	case EK_ALG_LZMA:
-		return lzma_decode(&s->lzma, &e->params, r);
+		if (s->liblzma)
+			return lzma_decode(&s->lzma, &e->params, r);
+		return microlzma_decode(&s->lzma, &e->params, r);
 	case EK_ALG_ZSTD:
 		return zstd_decode(&s->zstd, &e->params, r);
 	case EK_ALG_DEFLATE:
@@ -119,13 +141,22 @@ static const struct ek_engine_ops software_ops = {
 int ek_engine_software_create(enum ek_deflate_engine deflate,
 			      struct ek_engine **out, ek_error *err)
 {
-	struct software_engine *s = calloc(1, sizeof(*s));
+	struct software_engine *s;
+	bool liblzma;
+	int ret = lzma_engine_from_env(&liblzma, err);
 
+	if (ret)
+		return ret;
+	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ek_fail(err, -ENOMEM, "out of memory");
 	s->base.ops = &software_ops;
 	s->deflate = deflate;
-	ctxpool_init(&s->lzma, lzma_ctx_new, lzma_ctx_free);
+	s->liblzma = liblzma;
+	if (liblzma)
+		ctxpool_init(&s->lzma, lzma_ctx_new, lzma_ctx_free);
+	else
+		ctxpool_init(&s->lzma, microlzma_ctx_new, microlzma_ctx_free);
 	ctxpool_init(&s->zstd, zstd_ctx_new, zstd_ctx_free);
 	switch (deflate) {
 	case EK_DEFLATE_ISAL:

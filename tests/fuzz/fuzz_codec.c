@@ -1,12 +1,41 @@
 /* Fuzz target: the decoders alone.  Byte 0 picks the algorithm, deflate
  * engine and partial mode, bytes 1-3 the wanted output length; the rest is
  * the stream.  Decoders must reject anything malformed without reading or
- * writing out of bounds (the output buffer is exactly the wanted size). */
+ * writing out of bounds (the output buffer is exactly the wanted size).
+ * For lzma, our decoder and liblzma's must also reach the same verdict and,
+ * when they accept, the same bytes. */
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/ctxpool.h"
 #include "codec/engine.h"
+
+/* liblzma's decoder on the same request; aborts unless it agrees. */
+static void compare_with_liblzma(const struct ek_engine *e, const struct ek_dreq *ours)
+{
+	static struct ctxpool pool;
+	static int ready;
+	struct ek_dreq r = *ours;
+
+	if (!ready) {
+		ctxpool_init(&pool, lzma_ctx_new, lzma_ctx_free);
+		ready = 1;
+	}
+	r.out = malloc(r.out_len);
+	if (!r.out)
+		abort();
+	r.result = 0;
+	lzma_decode(&pool, &e->params, &r);
+	if ((r.result == 0) != (ours->result == 0) ||
+	    (r.result == 0 && memcmp(r.out, ours->out, r.out_len))) {
+		fprintf(stderr, "lzma decoders disagree: ours %d (%s), liblzma %d (%s)\n",
+			ours->result, ours->why, r.result, r.why);
+		abort();
+	}
+	free(r.out);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,6 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.out_len = out_len;
 	r.partial = data[0] & 0x40;
 	ek_engine_decompress(e, &r);
+	if (r.algorithm == EK_ALG_LZMA)
+		compare_with_liblzma(e, &r);
 	free(in);
 	free(out);
 	return 0;

@@ -83,6 +83,8 @@ usage_error "$E" fsck good.img extra;        says "usage: erofskit fsck"
 usage_error "$E" fsck --extract;             says extract
 usage_error "$E" fsck --workers 0 good.img;  says 0
 usage_error "$E" fsck --workers x good.img
+usage_error "$E" fsck --engine bogus good.img;  says bogus
+usage_error env EROFSKIT_LZMA_ENGINE=bogus "$E" fsck good.img; says EROFSKIT_LZMA_ENGINE
 usage_error "$E" fsck nonexistent.img;       says nonexistent.img
 usage_error "$E" fsck src;                   says src
 # Extracting over existing files needs --overwrite.

@@ -3,20 +3,24 @@
 # indexes, big pclusters, ztailpacking, fragments, dedupe, interlaced
 # extents, 48-bit encoded extents, metabox, compressed directories, long
 # xattr prefixes) must extract to exactly the manifest the kernel showed,
-# and with every deflate engine for the deflate images.
+# and with every deflate engine for the deflate images, and both lzma
+# decoders (ours and liblzma's) for the lzma images.
 . "$(dirname "$0")/lib.sh"
 
 IMAGES=$FIXTURES/images
 count=0
 for img in "$IMAGES"/*.img; do
 	name=$(basename "$img" .img)
-	engines=libdeflate
-	case $name in *deflate*) engines="libdeflate isal zlib" ;; esac
+	engines=EROFSKIT_ENGINE=libdeflate
+	case $name in
+	*deflate*) engines="EROFSKIT_ENGINE=libdeflate EROFSKIT_ENGINE=isal EROFSKIT_ENGINE=zlib" ;;
+	*lzma*) engines="EROFSKIT_LZMA_ENGINE=builtin EROFSKIT_LZMA_ENGINE=liblzma" ;;
+	esac
 	for engine in $engines; do
 		note "$name ($engine)"
-		out=$T/$name-$engine
-		EROFSKIT_ENGINE=$engine "$EROFSKIT" fsck -q --extract "$out" "$img" ||
-			fail "$name: fsck --extract failed with engine $engine"
+		out=$T/$name-${engine#*=}
+		env "$engine" "$EROFSKIT" fsck -q --extract "$out" "$img" ||
+			fail "$name: fsck --extract failed with $engine"
 		manifest "$out" "$out.json"
 		same_manifest "$IMAGES/$name.manifest.json" "$out.json" "$name ($engine)"
 		rm -rf "$out"

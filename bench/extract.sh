@@ -138,6 +138,7 @@ echo
 echo "Machine: $CPUS CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), kernel $(uname -r)."
 echo "Each run extracts into a freshly made ext4 (loop-mounted); caches dropped before each run; median of $REPS runs; seconds."
 echo "1-worker and $CPUS-worker runs alternate; the speed-up is the median of the $REPS pairs' ratios."
+echo "Decoders: deflate ${EROFSKIT_ENGINE:-libdeflate}, lzma ${EROFSKIT_LZMA_ENGINE:-builtin} (EROFSKIT_ENGINE, EROFSKIT_LZMA_ENGINE)."
 echo
 echo "CPU is user + system seconds of the run, median; pair ratios gives the lowest and highest of the $REPS."
 echo

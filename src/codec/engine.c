@@ -1,8 +1,8 @@
 /* The software decompression engine and the batch helper. */
 #include <errno.h>
-#include <stdbool.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -27,6 +27,7 @@ static void compare_with_liblzma(const struct ek_engine *e, const struct ek_dreq
 	if (!r.out)
 		abort();
 	r.result = 0;
+	r.why[0] = '\0';
 	lzma_decode(&pool, &e->params, &r);
 	if ((r.result == 0) != (ours->result == 0) ||
 	    (r.result == 0 && memcmp(r.out, ours->out, r.out_len))) {

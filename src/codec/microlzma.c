@@ -88,9 +88,9 @@ struct lzma_probs {
 /*
  * The range decoder.  It normalises before each bit, as liblzma does, so
  * that a byte is needed exactly when liblzma would need it.  A byte past
- * the end of the input reads as zero and counts in `next`; the caller
- * fails the stream if next > len, once, at the end: decoding stays
- * bounded by the output size either way.
+ * the end of the input reads as zero and counts in `next`; the decoding
+ * loop checks next > len once per symbol, not once per byte read, and the
+ * stream fails.
  */
 struct rc {
 	uint32_t range;
@@ -299,7 +299,9 @@ static int decode(struct lzma_probs *pr, uint32_t dict_size, struct ek_dreq *r)
 	dict_limit = (dict_limit + DICT_ALIGN - 1) & ~(uint64_t)(DICT_ALIGN - 1);
 	reset_probs(pr, lc + lp);
 
-	while (pos < out_len) {
+	/* Past the end of the input the stream has failed: stop there, not
+	 * after decoding zeros to the end of the output. */
+	while (pos < out_len && rc.next <= rc.len) {
 		unsigned int pos_state = (unsigned int)(pos & pb_mask);
 		unsigned int len;
 		size_t n;

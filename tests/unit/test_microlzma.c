@@ -156,21 +156,30 @@ static bool agree(const uint8_t *in, size_t in_len, size_t out_len,
 	return ok;
 }
 
+/* The stream decodes to the first n bytes of data (a prefix of it when
+ * partial), and liblzma's decoder agrees. */
+static void expect_decodes_to(const uint8_t *stream, size_t slen,
+			      const uint8_t *data, size_t n, bool partial,
+			      uint32_t dict_size)
+{
+	struct verdict v = run(true, stream, slen, n, partial, dict_size);
+
+	assert_int_equal(v.result, 0);
+	assert_memory_equal(v.out, data, n);
+	free(v.out);
+	assert_true(agree(stream, slen, n, partial, dict_size));
+}
+
 static void expect_round_trip(const uint8_t *data, size_t len,
 			      const lzma_options_lzma *opt, size_t cap)
 {
 	uint8_t *stream = malloc(cap);
 	size_t consumed, slen;
-	struct verdict v;
 
 	assert_non_null(stream);
 	slen = encode(data, len, stream, cap, opt, &consumed);
 	assert_true(consumed > 0);
-	v = run(true, stream, slen, consumed, false, opt->dict_size);
-	assert_int_equal(v.result, 0);
-	assert_memory_equal(v.out, data, consumed);
-	free(v.out);
-	assert_true(agree(stream, slen, consumed, false, opt->dict_size));
+	expect_decodes_to(stream, slen, data, consumed, false, opt->dict_size);
 	free(stream);
 }
 
@@ -241,14 +250,8 @@ static void test_prefix(void **state)
 
 	(void)state;
 	make_sample(&sm, 200000, MIXED, 99, 16384);
-	for (want = 1; want <= sm.consumed; want += want < 300 ? 1 : 997) {
-		struct verdict v = run(true, sm.stream, sm.slen, want, true, sm.opt.dict_size);
-
-		assert_int_equal(v.result, 0);
-		assert_memory_equal(v.out, sm.data, want);
-		free(v.out);
-		assert_true(agree(sm.stream, sm.slen, want, true, sm.opt.dict_size));
-	}
+	for (want = 1; want <= sm.consumed; want += want < 300 ? 1 : 997)
+		expect_decodes_to(sm.stream, sm.slen, sm.data, want, true, sm.opt.dict_size);
 	free_sample(&sm);
 }
 

@@ -40,19 +40,19 @@ static uint64_t next_random(void)
 	return rng;
 }
 
-static int codec_speed(const char *image, ek_inode *inode, const char *engine_name)
+static int codec_speed(const char *image, ek_inode *inode, const ek_open_options *o)
 {
 	const ek_stat *st = ek_inode_stat(inode);
 	struct ek_engine *engine;
-	enum ek_deflate_engine which;
+	struct ek_decoders which;
 	uint64_t off = 0, bytes = 0;
 	double t0, t = 0;
 	FILE *f = fopen(image, "rb");
 	uint8_t *in = malloc(1 << 20), *out = malloc(12 << 20);
 	ek_error err;
 
-	if (!f || !in || !out || ek_deflate_engine_parse(engine_name, &which, &err) ||
-	    ek_engine_software_create(which, &engine, &err)) {
+	if (!f || !in || !out || ek_decoders_choose(o->deflate_engine, o->lzma_engine, &which, &err) ||
+	    ek_engine_software_create(&which, &engine, &err)) {
 		fprintf(stderr, "setup failed\n");
 		return 1;
 	}
@@ -108,11 +108,14 @@ int main(int argc, char **argv)
 	double t0;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s IMAGE PATH seq|rand|small|codec [ENGINE]\n", argv[0]);
+		fprintf(stderr, "usage: %s IMAGE PATH seq|rand|small|codec [DECODER]\n", argv[0]);
 		return 2;
 	}
 	ek_open_options_init(&o);
-	o.deflate_engine = argc > 4 ? argv[4] : NULL;
+	if (argc > 4 && ek_open_options_set_engine(&o, argv[4], &err)) {
+		fprintf(stderr, "%s\n", err.message);
+		return 2;
+	}
 	if (strcmp(argv[3], "codec")) {
 		o.cache_bytes = 256u << 20;
 		o.workers = (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -125,7 +128,7 @@ int main(int argc, char **argv)
 	}
 	st = ek_inode_stat(inode);
 	if (!strcmp(argv[3], "codec"))
-		return codec_speed(argv[1], inode, o.deflate_engine);
+		return codec_speed(argv[1], inode, &o);
 	bs = !strcmp(argv[3], "seq") ? 128u << 10 : 4096;
 	total = !strcmp(argv[3], "small") ? 14u << 20 : st->size;
 	buf = malloc(bs);

@@ -24,7 +24,9 @@ static void usage(FILE *f)
 "  --ls P         list the directory P\n"
 "  --cat P        write the contents of file P to standard output\n"
 "  --json         machine-readable output (with --path, --ls or alone)\n"
-"  --engine NAME  deflate decoder: libdeflate (default), isal, zlib\n"
+"  --engine NAME  a decoder; repeat for both algorithms:\n"
+"                 deflate: libdeflate (default), isal, zlib\n"
+"                 lzma: builtin (default, erofskit's), liblzma\n"
 "  -h, --help     this text\n"
 "\n"
 "examples:\n"
@@ -456,7 +458,10 @@ int cmd_dump(int argc, char **argv)
 			json = true;
 			break;
 		case OPT_ENGINE:
-			oo.deflate_engine = optarg;
+			if (ek_open_options_set_engine(&oo, optarg, &err)) {
+				cli_error(CMD, "%s", err.message);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'h':
 			usage(stdout);

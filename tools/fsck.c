@@ -26,9 +26,10 @@ static void usage(FILE *f)
 "  --no-owner            do not restore owners (default when not root)\n"
 "  --no-xattrs           do not restore extended attributes\n"
 "  --workers N           threads (default: online CPUs; 1 = single-threaded)\n"
-"  --engine NAME         deflate decoder: libdeflate (default), isal, zlib\n"
-"                        (also $EROFSKIT_ENGINE); lzma: our decoder, or\n"
-"                        liblzma's with EROFSKIT_LZMA_ENGINE=liblzma\n"
+"  --engine NAME         a decoder; repeat for both algorithms:\n"
+"                        deflate: libdeflate (default), isal, zlib\n"
+"                        lzma: builtin (default, erofskit's), liblzma\n"
+"                        (also $EROFSKIT_ENGINE, $EROFSKIT_LZMA_ENGINE)\n"
 "  -q, --quiet           print problems only\n"
 "  -h, --help            this text\n"
 "\n"
@@ -115,7 +116,10 @@ int cmd_fsck(int argc, char **argv)
 			co.workers = (unsigned int)v;
 			break;
 		case OPT_ENGINE:
-			oo.deflate_engine = optarg;
+			if (ek_open_options_set_engine(&oo, optarg, &err)) {
+				cli_error(CMD, "%s", err.message);
+				return EXIT_USAGE;
+			}
 			break;
 		case 'q':
 			quiet = true;

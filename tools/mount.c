@@ -60,7 +60,9 @@ static void usage(FILE *f)
 "       io=pread|uring     image reads: buffered pread (default) or io_uring\n"
 "                          with O_DIRECT (compressed blocks stay out of the\n"
 "                          page cache)\n"
-"       engine=NAME        deflate decoder: libdeflate (default), isal, zlib\n"
+"       engine=NAME        a decoder (give one per algorithm):\n"
+"                          deflate: libdeflate (default), isal, zlib\n"
+"                          lzma: builtin (default), liblzma\n"
 "       workers=N          decompression threads (default: online CPUs)\n"
 "       uid=N,gid=N        report every file as owned by N\n"
 "       allow_other        let other users access the mount (as root)\n"
@@ -471,7 +473,13 @@ static int parse_options(const char *arg, ek_open_options *oo, struct mount_ctx 
 			else
 				goto bad;
 		} else if (!strncmp(tok, "engine=", 7)) {
-			oo->deflate_engine = strdup(tok + 7);
+			ek_error err;
+
+			if (ek_open_options_set_engine(oo, tok + 7, &err)) {
+				cli_error(CMD, "mount option '%s': %s", tok, err.message);
+				free(copy);
+				return -1;
+			}
 		} else if (!strncmp(tok, "workers=", 8)) {
 			if (!cli_parse_size(tok + 8, &v) || v > 1024)
 				goto bad;

@@ -43,9 +43,12 @@ enum ek_io_backend {
 
 typedef struct ek_open_options {
 	enum ek_io_backend io;
-	/* deflate decompression engine: "libdeflate", "isal", "zlib" or NULL
-	 * (default: $EROFSKIT_ENGINE, else the fastest available) */
+	/* deflate decoder: "libdeflate", "isal", "zlib" or NULL
+	 * (default: $EROFSKIT_ENGINE, else libdeflate, the fastest) */
 	const char *deflate_engine;
+	/* lzma decoder: "builtin" (erofskit's own) or "liblzma", or NULL
+	 * (default: $EROFSKIT_LZMA_ENGINE, else builtin, the faster) */
+	const char *lzma_engine;
 	/* decompressed-cluster cache budget in bytes; 0 = no cache */
 	size_t cache_bytes;
 	/* background threads for readahead and batched decompression;
@@ -57,6 +60,10 @@ typedef struct ek_open_options {
 
 /* Fill *o with the defaults. */
 void ek_open_options_init(ek_open_options *o);
+/* Use the decoder NAME for the algorithm it decodes (each name belongs to
+ * one: libdeflate, isal, zlib for deflate; builtin, liblzma for lzma), as
+ * the tools' --engine does.  -EINVAL, naming them all, for any other. */
+int ek_open_options_set_engine(ek_open_options *o, const char *name, ek_error *err);
 
 /* Open an image file.  opts may be NULL for the defaults. */
 int ek_open(const char *path, const ek_open_options *opts, ek_image **out,

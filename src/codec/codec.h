@@ -66,6 +66,13 @@ enum ek_deflate_engine {
 	EK_DEFLATE_ENGINES = 3,
 };
 
+/* The two lzma decoders: ours (microlzma.c) and liblzma's (lzma.c). */
+enum ek_lzma_engine {
+	EK_LZMA_BUILTIN = 0,
+	EK_LZMA_LIBLZMA = 1,
+	EK_LZMA_ENGINES = 2,
+};
+
 int deflate_decode_libdeflate(struct ctxpool *pool, struct ek_dreq *r);
 int deflate_decode_isal(struct ctxpool *pool, struct ek_dreq *r);
 int deflate_decode_zlib(struct ctxpool *pool, struct ek_dreq *r);

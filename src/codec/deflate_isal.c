@@ -22,7 +22,7 @@ int deflate_decode_isal(struct ctxpool *pool, struct ek_dreq *r)
 	int ret, code = 0;
 
 	if (!s)
-		return dreq_fail(r, -ENOMEM, "deflate: out of memory");
+		return dreq_fail(r, -ENOMEM, "deflate (isa-l): out of memory");
 	isal_inflate_init(s);
 	s->crc_flag = ISAL_DEFLATE;   /* raw stream, no header */
 	s->next_in = (uint8_t *)r->in;
@@ -31,12 +31,12 @@ int deflate_decode_isal(struct ctxpool *pool, struct ek_dreq *r)
 	s->avail_out = (uint32_t)r->out_len;
 	ret = isal_inflate(s);
 	if (ret != ISAL_DECOMP_OK)
-		code = dreq_fail(r, -EUCLEAN, "deflate: malformed stream (isa-l %d)", ret);
+		code = dreq_fail(r, -EUCLEAN, "deflate (isa-l): malformed stream (%d)", ret);
 	else if (s->avail_out != 0)
-		code = dreq_fail(r, -EUCLEAN, "deflate: stream decodes to %zu bytes, expected %zu",
+		code = dreq_fail(r, -EUCLEAN, "deflate (isa-l): stream decodes to %zu bytes, expected %zu",
 				 r->out_len - s->avail_out, r->out_len);
 	else if (!r->partial && s->block_state != ISAL_BLOCK_FINISH)
-		code = dreq_fail(r, -EUCLEAN, "deflate: stream continues past %zu bytes",
+		code = dreq_fail(r, -EUCLEAN, "deflate (isa-l): stream continues past %zu bytes",
 				 r->out_len);
 	ctxpool_put(pool, s);
 	return code;

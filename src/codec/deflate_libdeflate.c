@@ -27,18 +27,18 @@ int deflate_decode_libdeflate(struct ctxpool *pool, struct ek_dreq *r)
 		return deflate_decode_zlib(NULL, r);
 	d = ctxpool_get(pool);
 	if (!d)
-		return dreq_fail(r, -ENOMEM, "deflate: out of memory");
+		return dreq_fail(r, -ENOMEM, "deflate (libdeflate): out of memory");
 	res = libdeflate_deflate_decompress(d, r->in, r->in_len, r->out,
 					    r->out_len, &got);
 	ctxpool_put(pool, d);
 	if (res == LIBDEFLATE_INSUFFICIENT_SPACE)
-		return dreq_fail(r, -EUCLEAN, "deflate: stream decodes to more than %zu bytes",
+		return dreq_fail(r, -EUCLEAN, "deflate (libdeflate): stream decodes to more than %zu bytes",
 				 r->out_len);
 	if (res != LIBDEFLATE_SUCCESS)
-		return dreq_fail(r, -EUCLEAN, "deflate: malformed stream (libdeflate %d)",
+		return dreq_fail(r, -EUCLEAN, "deflate (libdeflate): malformed stream (%d)",
 				 (int)res);
 	if (got != r->out_len)
-		return dreq_fail(r, -EUCLEAN, "deflate: stream decodes to %zu bytes, expected %zu",
+		return dreq_fail(r, -EUCLEAN, "deflate (libdeflate): stream decodes to %zu bytes, expected %zu",
 				 got, r->out_len);
 	return 0;
 }

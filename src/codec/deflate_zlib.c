@@ -32,7 +32,7 @@ int deflate_decode_zlib(struct ctxpool *pool, struct ek_dreq *r)
 	int ret, code = 0;
 
 	if (!z)
-		return dreq_fail(r, -ENOMEM, "deflate: out of memory");
+		return dreq_fail(r, -ENOMEM, "deflate (zlib): out of memory");
 	inflateReset(z);
 	z->next_in = (Bytef *)r->in;
 	z->avail_in = (uInt)r->in_len;
@@ -41,14 +41,14 @@ int deflate_decode_zlib(struct ctxpool *pool, struct ek_dreq *r)
 	ret = inflate(z, Z_FINISH);
 	if (ret == Z_STREAM_END) {
 		if (z->avail_out)
-			code = dreq_fail(r, -EUCLEAN, "deflate: stream decodes to %zu bytes, expected %zu",
+			code = dreq_fail(r, -EUCLEAN, "deflate (zlib): stream decodes to %zu bytes, expected %zu",
 					 r->out_len - z->avail_out, r->out_len);
 	} else if (ret == Z_BUF_ERROR && z->avail_out == 0) {
 		if (!r->partial)
-			code = dreq_fail(r, -EUCLEAN, "deflate: stream continues past %zu bytes",
+			code = dreq_fail(r, -EUCLEAN, "deflate (zlib): stream continues past %zu bytes",
 					 r->out_len);
 	} else {
-		code = dreq_fail(r, -EUCLEAN, "deflate: malformed stream (zlib %d%s%s)", ret,
+		code = dreq_fail(r, -EUCLEAN, "deflate (zlib): malformed stream (%d%s%s)", ret,
 				 z->msg ? ": " : "", z->msg ? z->msg : "");
 	}
 	if (pool)

@@ -22,62 +22,90 @@ int dreq_fail(struct ek_dreq *r, int code, const char *fmt, ...)
 	return code;
 }
 
-static const char *const deflate_names[EK_DEFLATE_ENGINES] = {
-	[EK_DEFLATE_LIBDEFLATE] = "libdeflate",
-	[EK_DEFLATE_ISAL] = "isal",
-	[EK_DEFLATE_ZLIB] = "zlib",
+/* Every decoder name, and the algorithm and choice it stands for. */
+static const struct decoder_name {
+	const char *name;
+	unsigned int algorithm;
+	unsigned int choice;
+} decoder_names[] = {
+	{ "libdeflate", EK_ALG_DEFLATE, EK_DEFLATE_LIBDEFLATE },
+	{ "isal", EK_ALG_DEFLATE, EK_DEFLATE_ISAL },
+	{ "zlib", EK_ALG_DEFLATE, EK_DEFLATE_ZLIB },
+	{ "builtin", EK_ALG_LZMA, EK_LZMA_BUILTIN },
+	{ "liblzma", EK_ALG_LZMA, EK_LZMA_LIBLZMA },
 };
+#define DECODER_NAMES "libdeflate, isal or zlib for deflate; builtin or liblzma for lzma"
 
-const char *ek_deflate_engine_name(enum ek_deflate_engine e)
+static const struct decoder_name *find_decoder(const char *name)
 {
-	return (unsigned int)e < EK_DEFLATE_ENGINES ? deflate_names[e] : "unknown";
+	size_t i;
+
+	for (i = 0; i < sizeof(decoder_names) / sizeof(decoder_names[0]); i++)
+		if (!strcmp(name, decoder_names[i].name))
+			return &decoder_names[i];
+	return NULL;
 }
 
-int ek_deflate_engine_parse(const char *name, enum ek_deflate_engine *out,
-			    ek_error *err)
+int ek_decoder_lookup(const char *name, unsigned int *algorithm,
+		      const char **canonical, ek_error *err)
 {
-	unsigned int i;
+	const struct decoder_name *d = find_decoder(name);
 
-	if (!name || !*name)
-		name = getenv("EROFSKIT_ENGINE");
+	if (!d)
+		return ek_fail(err, -EINVAL, "unknown decoder '%s' (" DECODER_NAMES ")", name);
+	*algorithm = d->algorithm;
+	*canonical = d->name;
+	return 0;
+}
+
+/* One algorithm's choice: the name given, else the variable; with
+ * neither, *out (the default) is left as it is.  `source` names where a
+ * bad name came from. */
+static int choose_one(const char *name, const char *variable, unsigned int algorithm,
+		      unsigned int *out, ek_error *err)
+{
+	const char *source = NULL;
+	const struct decoder_name *d;
+
 	if (!name || !*name) {
-		/* Measured fastest on deflate-9 clusters: libdeflate. */
-		*out = EK_DEFLATE_LIBDEFLATE;
-		return 0;
+		name = getenv(variable);
+		source = variable;
 	}
-	for (i = 0; i < EK_DEFLATE_ENGINES; i++)
-		if (!strcmp(name, deflate_names[i])) {
-			*out = (enum ek_deflate_engine)i;
-			return 0;
-		}
-	return ek_fail(err, -EINVAL, "unknown deflate engine '%s' (libdeflate, isal or zlib)",
-		       name);
+	if (!name || !*name)
+		return 0;
+	d = find_decoder(name);
+	if (!d || d->algorithm != algorithm)
+		return ek_fail(err, -EINVAL, "%s%sunknown %s decoder '%s' (%s)",
+			       source ? source : "", source ? ": " : "",
+			       algorithm == EK_ALG_LZMA ? "lzma" : "deflate", name,
+			       algorithm == EK_ALG_LZMA ? "builtin or liblzma"
+							: "libdeflate, isal or zlib");
+	*out = d->choice;
+	return 0;
+}
+
+int ek_decoders_choose(const char *deflate_name, const char *lzma_name,
+		       struct ek_decoders *out, ek_error *err)
+{
+	/* The defaults, measured fastest: libdeflate on deflate-9 clusters,
+	 * and our lzma decoder (1.1x liblzma's on a root filesystem's). */
+	unsigned int deflate = EK_DEFLATE_LIBDEFLATE, lzma = EK_LZMA_BUILTIN;
+	int ret = choose_one(deflate_name, "EROFSKIT_ENGINE", EK_ALG_DEFLATE, &deflate, err);
+
+	if (!ret)
+		ret = choose_one(lzma_name, "EROFSKIT_LZMA_ENGINE", EK_ALG_LZMA, &lzma, err);
+	if (ret)
+		return ret;
+	out->deflate = (enum ek_deflate_engine)deflate;
+	out->lzma = (enum ek_lzma_engine)lzma;
+	return 0;
 }
 
 struct software_engine {
 	struct ek_engine base;
-	enum ek_deflate_engine deflate;
-	bool liblzma;            /* liblzma's lzma decoder instead of ours */
+	struct ek_decoders use;
 	struct ctxpool lzma, zstd, inflate;
 };
-
-/* EROFSKIT_LZMA_ENGINE: "builtin" (the default) or "liblzma", to compare
- * the two or to fall back on liblzma's decoder. */
-static int lzma_engine_from_env(bool *liblzma, ek_error *err)
-{
-	const char *name = getenv("EROFSKIT_LZMA_ENGINE");
-
-	*liblzma = false;
-	if (!name || !*name || !strcmp(name, "builtin"))
-		return 0;
-	if (!strcmp(name, "liblzma")) {
-		*liblzma = true;
-		return 0;
-	}
-	return ek_fail(err, -EINVAL,
-		       "EROFSKIT_LZMA_ENGINE: unknown lzma engine '%s' (builtin or liblzma)",
-		       name);
-}
 
 static int sw_decompress(struct ek_engine *e, struct ek_dreq *r)
 {
@@ -89,13 +117,13 @@ static int sw_decompress(struct ek_engine *e, struct ek_dreq *r)
 	case EK_ALG_LZ4:
 		return lz4_decode(r);
 	case EK_ALG_LZMA:
-		if (s->liblzma)
+		if (s->use.lzma == EK_LZMA_LIBLZMA)
 			return lzma_decode(&s->lzma, &e->params, r);
 		return microlzma_decode(&s->lzma, &e->params, r);
 	case EK_ALG_ZSTD:
 		return zstd_decode(&s->zstd, &e->params, r);
 	case EK_ALG_DEFLATE:
-		switch (s->deflate) {
+		switch (s->use.deflate) {
 		case EK_DEFLATE_ISAL:
 			return deflate_decode_isal(&s->inflate, r);
 		case EK_DEFLATE_ZLIB:
@@ -138,27 +166,21 @@ static const struct ek_engine_ops software_ops = {
 	.destroy = sw_destroy,
 };
 
-int ek_engine_software_create(enum ek_deflate_engine deflate,
+int ek_engine_software_create(const struct ek_decoders *decoders,
 			      struct ek_engine **out, ek_error *err)
 {
-	struct software_engine *s;
-	bool liblzma;
-	int ret = lzma_engine_from_env(&liblzma, err);
+	struct software_engine *s = calloc(1, sizeof(*s));
 
-	if (ret)
-		return ret;
-	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ek_fail(err, -ENOMEM, "out of memory");
 	s->base.ops = &software_ops;
-	s->deflate = deflate;
-	s->liblzma = liblzma;
-	if (liblzma)
+	s->use = *decoders;
+	if (decoders->lzma == EK_LZMA_LIBLZMA)
 		ctxpool_init(&s->lzma, lzma_ctx_new, lzma_ctx_free);
 	else
 		ctxpool_init(&s->lzma, microlzma_ctx_new, microlzma_ctx_free);
 	ctxpool_init(&s->zstd, zstd_ctx_new, zstd_ctx_free);
-	switch (deflate) {
+	switch (decoders->deflate) {
 	case EK_DEFLATE_ISAL:
 		ctxpool_init(&s->inflate, deflate_isal_ctx_new, deflate_isal_ctx_free);
 		break;

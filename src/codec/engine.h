@@ -10,7 +10,8 @@
  *          ek_engine_run_batch() submits and waits.
  *
  * The software engine decodes every algorithm in the calling thread, with
- * a run-time choice of deflate decoder (libdeflate, ISA-L, zlib).
+ * a run-time choice of deflate decoder (libdeflate, ISA-L, zlib) and of
+ * lzma decoder (ours, liblzma's).
  * ek_engine_pool_create() wraps any engine with worker threads: the
  * asynchronous call then decodes in the background.
  */
@@ -41,14 +42,29 @@ struct ek_engine {
 	unsigned int workers;         /* background threads; 0: synchronous */
 };
 
-/* Name of a deflate engine choice ("libdeflate", "isal", "zlib"). */
-const char *ek_deflate_engine_name(enum ek_deflate_engine e);
-/* Parse a name (NULL: $EROFSKIT_ENGINE, else the fastest). */
-int ek_deflate_engine_parse(const char *name, enum ek_deflate_engine *out,
-			    ek_error *err);
+/* Which decoder each algorithm with a choice uses. */
+struct ek_decoders {
+	enum ek_deflate_engine deflate;
+	enum ek_lzma_engine lzma;
+};
+
+/*
+ * Choose the decoders by name.  A NULL or empty name takes its variable
+ * ($EROFSKIT_ENGINE for deflate, $EROFSKIT_LZMA_ENGINE for lzma), else the
+ * fastest: libdeflate and our own lzma decoder.
+ */
+int ek_decoders_choose(const char *deflate_name, const char *lzma_name,
+		       struct ek_decoders *out, ek_error *err);
+/*
+ * The algorithm a decoder name belongs to (EK_ALG_DEFLATE or EK_ALG_LZMA)
+ * and its canonical spelling, a static string; -EINVAL for a name no
+ * algorithm has.
+ */
+int ek_decoder_lookup(const char *name, unsigned int *algorithm,
+		      const char **canonical, ek_error *err);
 
 /* The software engine. */
-int ek_engine_software_create(enum ek_deflate_engine deflate,
+int ek_engine_software_create(const struct ek_decoders *decoders,
 			      struct ek_engine **out, ek_error *err);
 /* Background workers around `base` (which it takes ownership of). */
 int ek_engine_pool_create(struct ek_engine *base, unsigned int threads,

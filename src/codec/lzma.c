@@ -40,14 +40,14 @@ int lzma_decode(struct ctxpool *pool, const struct ek_dparams *p,
 	int code = 0;
 
 	if (!s)
-		return dreq_fail(r, -ENOMEM, "lzma: out of memory");
+		return dreq_fail(r, -ENOMEM, "lzma (liblzma): out of memory");
 	/* The decoder is told the exact output size unless only a prefix is
 	 * wanted; it then checks the stream ends exactly there. */
 	ret = lzma_microlzma_decoder(s, r->in_len, r->out_len, !r->partial,
 				     p->lzma_dict_size ? p->lzma_dict_size : (8u << 20));
 	if (ret != LZMA_OK) {
 		code = dreq_fail(r, ret == LZMA_MEM_ERROR ? -ENOMEM : -EUCLEAN,
-				 "lzma: decoder setup failed (%d)", (int)ret);
+				 "lzma (liblzma): decoder setup failed (%d)", (int)ret);
 		goto out;
 	}
 	s->next_in = r->in;
@@ -56,9 +56,9 @@ int lzma_decode(struct ctxpool *pool, const struct ek_dparams *p,
 	s->avail_out = r->out_len;
 	ret = lzma_code(s, LZMA_FINISH);
 	if (ret != LZMA_STREAM_END && !(r->partial && ret == LZMA_OK && s->avail_out == 0))
-		code = dreq_fail(r, -EUCLEAN, "lzma: malformed stream (%d)", (int)ret);
+		code = dreq_fail(r, -EUCLEAN, "lzma (liblzma): malformed stream (%d)", (int)ret);
 	else if (s->avail_out != 0)
-		code = dreq_fail(r, -EUCLEAN, "lzma: stream decodes to %zu bytes, expected %zu",
+		code = dreq_fail(r, -EUCLEAN, "lzma (liblzma): stream decodes to %zu bytes, expected %zu",
 				 r->out_len - s->avail_out, r->out_len);
 out:
 	ctxpool_put(pool, s);

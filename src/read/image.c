@@ -18,6 +18,22 @@ void ek_open_options_init(ek_open_options *o)
 	o->io = EK_IO_PREAD;
 }
 
+int ek_open_options_set_engine(ek_open_options *o, const char *name, ek_error *err)
+{
+	unsigned int algorithm;
+	const char *canonical;
+	int ret = ek_decoder_lookup(name, &algorithm, &canonical, err);
+
+	if (ret)
+		return ret;
+	/* The static spelling: the caller's string need not outlive o. */
+	if (algorithm == EK_ALG_LZMA)
+		o->lzma_engine = canonical;
+	else
+		o->deflate_engine = canonical;
+	return 0;
+}
+
 int image_read(ek_image *img, uint64_t off, void *buf, size_t len,
 	       ek_error *err)
 {
@@ -153,12 +169,13 @@ done:
 
 static int create_engine(ek_image *img, ek_error *err)
 {
-	enum ek_deflate_engine deflate;
+	struct ek_decoders decoders;
 	struct ek_engine *sw;
-	int ret = ek_deflate_engine_parse(img->opts.deflate_engine, &deflate, err);
+	int ret = ek_decoders_choose(img->opts.deflate_engine, img->opts.lzma_engine,
+				     &decoders, err);
 
 	if (!ret)
-		ret = ek_engine_software_create(deflate, &sw, err);
+		ret = ek_engine_software_create(&decoders, &sw, err);
 	if (ret)
 		return ret;
 	sw->params.lzma_dict_size = img->zcfg.lzma_dict_size;

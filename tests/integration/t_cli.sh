@@ -85,6 +85,9 @@ usage_error "$E" fsck --workers 0 good.img;  says 0
 usage_error "$E" fsck --workers x good.img
 usage_error "$E" fsck --engine bogus good.img;  says bogus
 usage_error env EROFSKIT_LZMA_ENGINE=bogus "$E" fsck good.img; says EROFSKIT_LZMA_ENGINE
+usage_error env EROFSKIT_ENGINE=liblzma "$E" fsck good.img; says "unknown deflate decoder"
+usage_error "$E" fsck --engine lzma good.img;   says "builtin or liblzma"
+"$E" fsck -q --engine liblzma --engine isal good.img || fail "a decoder for each algorithm was refused"
 usage_error "$E" fsck nonexistent.img;       says nonexistent.img
 usage_error "$E" fsck src;                   says src
 # Extracting over existing files needs --overwrite.
@@ -116,6 +119,15 @@ usage_error "$E" dump --ls / --ls /dir good.img;       says exclude
 usage_error "$E" dump nonexistent.img;                 says nonexistent.img
 expect_exit 1 "$E" dump zeros.img 2>cli.err
 says zeros.img
+usage_error "$E" dump --engine bogus good.img;          says bogus
+
+note "mount usage errors (nothing is mounted)"
+mkdir -p mnt
+usage_error "$E" mount -o engine=bogus good.img mnt;    says engine=bogus
+usage_error "$E" mount -o engine=liblzma,engine=lzma good.img mnt; says "builtin or liblzma"
+usage_error "$E" mount -o cache=x good.img mnt;         says cache=x
+usage_error "$E" mount good.img;                        says "IMAGE and DIR"
+mountpoint -q mnt && fail "a refused mount left mnt mounted"
 
 note "--help and --version"
 for sub in "" mkfs fsck dump; do

@@ -1,5 +1,6 @@
 # Damaged compressed data and damaged indexes: fsck exits 1 and names the
 # file and the offset; no crash, no hang (the sanitized build runs this too).
+# The decoder named by --engine or its variable is the one that reports.
 . "$(dirname "$0")/lib.sh"
 
 PATCH="python3 $HERE/imgpatch.py"
@@ -37,6 +38,17 @@ expect_corrupt() {
 	return 0
 }
 
+# decoder_says TAG CMD...: CMD exits 1 and the problem names the decoder
+# that found it, "ALG (TAG)": the decoder chosen is the one that ran.
+decoder_says() {
+	local tag=$1 rc=0
+	shift
+	timeout 120 "$@" 2>"$T/err" >/dev/null || rc=$?
+	[ $rc -eq 1 ] || { cat "$T/err" >&2; fail "$*: exit $rc, expected 1"; }
+	grep -qF -- "$alg ($tag)" "$T/err" ||
+		{ cat "$T/err" >&2; fail "$*: the problem does not come from $alg ($tag)"; }
+}
+
 for alg in lz4 lz4hc deflate zstd lzma; do
 	for C in 4096 65536; do
 		"$EROFSKIT" mkfs -q -z$alg -C$C "$T/good.img" "$T/src"
@@ -51,6 +63,23 @@ for alg in lz4 lz4hc deflate zstd lzma; do
 		cp "$T/good.img" "$T/bad.img"
 		$PATCH "$T/bad.img" "$phys" --random "$plen" 42
 		expect_corrupt "$T/bad.img" "$alg garbage" "/victim.txt.*offset $logical"
+		case $alg in
+		deflate)
+			note "$alg -C$C: each decoder, chosen by option or variable"
+			decoder_says libdeflate "$EROFSKIT" fsck "$T/bad.img"
+			decoder_says isa-l "$EROFSKIT" fsck --engine isal "$T/bad.img"
+			decoder_says zlib "$EROFSKIT" fsck --engine liblzma --engine zlib "$T/bad.img"
+			decoder_says zlib env EROFSKIT_ENGINE=zlib "$EROFSKIT" fsck "$T/bad.img"
+			decoder_says isa-l env EROFSKIT_ENGINE=zlib "$EROFSKIT" fsck --engine isal "$T/bad.img"
+			decoder_says isa-l "$EROFSKIT" dump --engine isal --cat /victim.txt "$T/bad.img" ;;
+		lzma)
+			note "$alg -C$C: each decoder, chosen by option or variable"
+			decoder_says builtin "$EROFSKIT" fsck --engine isal "$T/bad.img"
+			decoder_says liblzma "$EROFSKIT" fsck --engine liblzma "$T/bad.img"
+			decoder_says liblzma env EROFSKIT_LZMA_ENGINE=liblzma "$EROFSKIT" fsck "$T/bad.img"
+			decoder_says builtin env EROFSKIT_LZMA_ENGINE=liblzma "$EROFSKIT" fsck --engine builtin "$T/bad.img"
+			decoder_says liblzma "$EROFSKIT" dump --engine liblzma --cat /victim.txt "$T/bad.img" ;;
+		esac
 
 		note "$alg -C$C: zeroed first block of a pcluster"
 		cp "$T/good.img" "$T/bad.img"

@@ -11,16 +11,18 @@ IMAGES=$FIXTURES/images
 count=0
 for img in "$IMAGES"/*.img; do
 	name=$(basename "$img" .img)
-	engines=EROFSKIT_ENGINE=libdeflate
+	engines=default
 	case $name in
-	*deflate*) engines="EROFSKIT_ENGINE=libdeflate EROFSKIT_ENGINE=isal EROFSKIT_ENGINE=zlib" ;;
-	*lzma*) engines="EROFSKIT_LZMA_ENGINE=builtin EROFSKIT_LZMA_ENGINE=liblzma" ;;
+	*deflate*) engines="libdeflate isal zlib" ;;
+	*lzma*) engines="builtin liblzma" ;;
 	esac
 	for engine in $engines; do
 		note "$name ($engine)"
-		out=$T/$name-${engine#*=}
-		env "$engine" "$EROFSKIT" fsck -q --extract "$out" "$img" ||
-			fail "$name: fsck --extract failed with $engine"
+		out=$T/$name-$engine
+		choice=(--engine "$engine")
+		[ "$engine" = default ] && choice=()
+		"$EROFSKIT" fsck -q "${choice[@]}" --extract "$out" "$img" ||
+			fail "$name: fsck --extract failed with the $engine decoder"
 		manifest "$out" "$out.json"
 		same_manifest "$IMAGES/$name.manifest.json" "$out.json" "$name ($engine)"
 		rm -rf "$out"

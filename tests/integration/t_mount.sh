@@ -1,5 +1,6 @@
 # erofskit mount shows exactly the tree: every algorithm at several cluster
-# sizes, both I/O back ends, and every fixture image made by upstream.
+# sizes, both I/O back ends, every decoder, and every fixture image made by
+# upstream.
 . "$(dirname "$0")/lib.sh"
 
 make_compact_tree "$T/src" "$T/src.json"
@@ -9,14 +10,17 @@ check_mount() {   # image expected what options
 	fumount "$T/m"
 	same_manifest "$2" "$T/m.json" "FUSE view of $3 ($4)"
 }
-for spec in "lz4 -C4096" "lz4hc -C65536" "deflate -C16384" "deflate -C262144" \
-	    "zstd -C131072" "lzma -C65536" "lzma -C1048576"; do
+# The third word, when there is one, chooses the decoders (engine= once
+# per algorithm); the default decoders are in the other rows.
+for spec in "lz4 -C4096" "lz4hc -C65536" "deflate -C16384" \
+	    "deflate -C262144 engine=isal" "deflate -C65536 engine=zlib,engine=liblzma" \
+	    "zstd -C131072" "lzma -C65536" "lzma -C1048576 engine=liblzma,engine=isal"; do
 	set -- $spec
 	note "$spec"
 	"$EROFSKIT" mkfs -q -z$1 $2 "$T/img" "$T/src"
-	check_mount "$T/img" "$T/src.json" "$spec" "io=pread"
+	check_mount "$T/img" "$T/src.json" "$spec" "io=pread${3:+,$3}"
 	[ "${EROFSKIT_SANITIZED:-0}" = 1 ] && continue   # uring: once below
-	check_mount "$T/img" "$T/src.json" "$spec" "io=uring,cache=8M"
+	check_mount "$T/img" "$T/src.json" "$spec" "io=uring,cache=8M${3:+,$3}"
 done
 note "uncompressed, -b 512"
 "$EROFSKIT" mkfs -q -b 512 "$T/img" "$T/src"

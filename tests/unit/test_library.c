@@ -1359,6 +1359,49 @@ static void test_open_uring_option(void **state)
 	ek_close(img);
 }
 
+/* Each decoder name lands in its algorithm's field, as the static spelling;
+ * an unknown name is refused naming every choice; a name in the wrong
+ * field fails the open. */
+static void test_open_engine_option(void **state)
+{
+	char caller_string[16];
+	ek_open_options oo;
+	ek_image *img = NULL;
+	ek_error err = { 0, "" };
+
+	(void)state;
+	ek_open_options_init(&oo);
+	assert_null(oo.deflate_engine);
+	assert_null(oo.lzma_engine);
+	snprintf(caller_string, sizeof(caller_string), "isal");
+	assert_int_equal(ek_open_options_set_engine(&oo, caller_string, &err), 0);
+	assert_int_equal(ek_open_options_set_engine(&oo, "liblzma", &err), 0);
+	memset(caller_string, 0, sizeof(caller_string));
+	assert_string_equal(oo.deflate_engine, "isal");
+	assert_string_equal(oo.lzma_engine, "liblzma");
+	assert_int_equal(ek_open_options_set_engine(&oo, "zlib", &err), 0);
+	assert_int_equal(ek_open_options_set_engine(&oo, "builtin", &err), 0);
+	assert_string_equal(oo.deflate_engine, "zlib");
+	assert_string_equal(oo.lzma_engine, "builtin");
+	assert_int_equal(ek_open(g.image, &oo, &img, &err), 0);
+	ek_close(img);
+
+	assert_int_equal(ek_open_options_set_engine(&oo, "lzma", &err), -EINVAL);
+	assert_non_null(strstr(err.message, "'lzma'"));
+	assert_non_null(strstr(err.message, "libdeflate, isal or zlib"));
+	assert_non_null(strstr(err.message, "builtin or liblzma"));
+	assert_string_equal(oo.deflate_engine, "zlib");   /* unchanged */
+	assert_string_equal(oo.lzma_engine, "builtin");
+
+	oo.deflate_engine = "liblzma";
+	assert_int_equal(ek_open(g.image, &oo, &img, &err), -EINVAL);
+	assert_non_null(strstr(err.message, "unknown deflate decoder 'liblzma'"));
+	oo.deflate_engine = NULL;
+	oo.lzma_engine = "isal";
+	assert_int_equal(ek_open(g.image, &oo, &img, &err), -EINVAL);
+	assert_non_null(strstr(err.message, "unknown lzma decoder 'isal'"));
+}
+
 static void test_open_nonexistent(void **state)
 {
 	ek_image *img = NULL;
@@ -1915,6 +1958,7 @@ int main(void)
 		cmocka_unit_test(test_map_sparse),
 		cmocka_unit_test(test_open_memory),
 		cmocka_unit_test(test_open_uring_option),
+		cmocka_unit_test(test_open_engine_option),
 		cmocka_unit_test(test_open_nonexistent),
 		cmocka_unit_test(test_open_truncated),
 		cmocka_unit_test(test_open_corrupt_checksum),

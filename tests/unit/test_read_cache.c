@@ -22,6 +22,11 @@
 #include "read/cache.h"
 #include "read/internal.h"
 
+static const struct ek_decoders default_decoders = {
+	.deflate = EK_DEFLATE_LIBDEFLATE,
+	.lzma = EK_LZMA_BUILTIN,
+};
+
 static struct ek_cache *new_cache(size_t bytes)
 {
 	struct ek_cache *c = NULL;
@@ -274,7 +279,7 @@ static void test_batches(void **state)
 	for (workers = 0; workers <= 3; workers++) {
 		struct ek_engine *sw = NULL, *e = NULL;
 
-		assert_int_equal(ek_engine_software_create(EK_DEFLATE_LIBDEFLATE, &sw, &err), 0);
+		assert_int_equal(ek_engine_software_create(&default_decoders, &sw, &err), 0);
 		if (workers)
 			assert_int_equal(ek_engine_pool_create(sw, workers, &e, &err), 0);
 		else
@@ -295,7 +300,7 @@ static void test_batch_failure(void **state)
 	int i;
 
 	(void)state;
-	assert_int_equal(ek_engine_software_create(EK_DEFLATE_LIBDEFLATE, &sw, &err), 0);
+	assert_int_equal(ek_engine_software_create(&default_decoders, &sw, &err), 0);
 	assert_int_equal(ek_engine_pool_create(sw, 2, &e, &err), 0);
 	for (i = 0; i < 4; i++) {
 		int clen = LZ4_compress_default("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", (char *)in[i], 40, 64);

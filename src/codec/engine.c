@@ -49,10 +49,11 @@ static const struct decoder_name *find_decoder(const char *name)
 int ek_decoder_lookup(const char *name, unsigned int *algorithm,
 		      const char **canonical, ek_error *err)
 {
-	const struct decoder_name *d = find_decoder(name);
+	const struct decoder_name *d = name ? find_decoder(name) : NULL;
 
 	if (!d)
-		return ek_fail(err, -EINVAL, "unknown decoder '%s' (" DECODER_NAMES ")", name);
+		return ek_fail(err, -EINVAL, "unknown decoder '%s' (" DECODER_NAMES ")",
+			       name ? name : "");
 	*algorithm = d->algorithm;
 	*canonical = d->name;
 	return 0;

@@ -1390,6 +1390,8 @@ static void test_open_engine_option(void **state)
 	assert_non_null(strstr(err.message, "'lzma'"));
 	assert_non_null(strstr(err.message, "libdeflate, isal or zlib"));
 	assert_non_null(strstr(err.message, "builtin or liblzma"));
+	assert_int_equal(ek_open_options_set_engine(&oo, "", &err), -EINVAL);
+	assert_int_equal(ek_open_options_set_engine(&oo, NULL, &err), -EINVAL);
 	assert_string_equal(oo.deflate_engine, "zlib");   /* unchanged */
 	assert_string_equal(oo.lzma_engine, "builtin");
 

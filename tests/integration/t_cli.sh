@@ -1,7 +1,7 @@
 # The command line: usage errors of every subcommand exit 2 with a message
 # on stderr and nothing on stdout (and mkfs then writes no image); --help
 # and --version exit 0; fsck tells an I/O problem (2) from a corrupt or
-# foreign image (1).
+# foreign image (1). fsck shows progress on a terminal, and only there.
 . "$(dirname "$0")/lib.sh"
 
 E=$EROFSKIT
@@ -148,6 +148,44 @@ top_help=$("$E" --help)
 for c in mkfs fsck dump; do
 	grep -qE "^  $c " <<<"$top_help" || fail "erofskit --help does not list $c"
 done
+note "fsck progress: on a terminal only"
+# 55 MiB of words in one lzma file: half a second or more of work, so the
+# line (redrawn at most every 0.1 s) is drawn several times.
+mkdir big
+python3 - big/words.txt <<'PY'
+import random, sys
+r = random.Random(5)
+words = [bytes(r.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(r.randint(2, 12)))
+         for _ in range(5000)]
+with open(sys.argv[1], "wb") as f:
+    for _ in range(48):
+        f.write(b" ".join(r.choice(words) for _ in range(150000)))
+PY
+"$E" mkfs -q -zlzma big.img big
+for mode in check extract; do
+	args=(fsck big.img)
+	[ $mode = extract ] && args=(fsck --extract "big-$mode" big.img)
+	# script(1) gives the command a terminal and copies what it shows.
+	script -qec "$(printf '%q ' "$E" "${args[@]}")" /dev/null >tty.out ||
+		fail "fsck ($mode) on a terminal failed"
+	python3 - tty.out "$mode" <<'PY' || { cat -v tty.out >&2; fail "fsck ($mode): no proper progress on a terminal"; }
+import re, sys
+out = open(sys.argv[1], "rb").read().decode()
+what = sys.argv[2]
+lines = re.findall(r"\r%s: ([0-9.]+) / ([0-9.]+) MiB \( *([0-9]+)%%\), ([0-9.]+) MiB/s" % what, out)
+assert len(lines) >= 2, "fewer than two progress updates: %r" % lines
+done = [float(d) for d, _, _, _ in lines]
+assert done == sorted(done), "progress went backwards: %r" % done
+assert all(t == "55.0" for _, t, _, _ in lines), "total is not the 55.0 MiB of file data"
+assert all(float(r) > 0 for _, _, _, r in lines), "no rate"
+# the line is wiped before the summary is printed over it
+assert "\r\x1b[K" in out and out.index("\r\x1b[K") < out.index("clean:"), "line not cleared"
+PY
+	"$E" "${args[@]/big-$mode/big-$mode-2}" >cli.out 2>cli.err || fail "fsck ($mode) failed"
+	grep -q "MiB/s" cli.err cli.out && fail "fsck ($mode) drew progress into a file"
+done
+cmp big/words.txt big-extract/words.txt || fail "the file extracted on a terminal differs"
+
 v=$("$E" --version) || fail "erofskit --version failed"
 want=$(sed -n 's/^project(erofskit VERSION \([0-9.]*\).*/\1/p' "${EROFSKIT_SRC:-$HERE/../..}/CMakeLists.txt")
 [ "$v" = "erofskit $want" ] || fail "erofskit --version says '$v', expected 'erofskit $want'"

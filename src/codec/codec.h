@@ -46,6 +46,13 @@ struct ek_dparams {
 
 struct ctxpool;
 
+/* The dictionary size an lzma stream may reach back over: the image's, or
+ * when its superblock has no lzma record, 8 MiB, the most EROFS allows. */
+static inline uint32_t lzma_dict_size_of(const struct ek_dparams *p)
+{
+	return p->lzma_dict_size ? p->lzma_dict_size : (8u << 20);
+}
+
 int lz4_decode(struct ek_dreq *r);
 int lzma_decode(struct ctxpool *pool, const struct ek_dparams *p,
 		struct ek_dreq *r);

@@ -34,7 +34,9 @@ static const struct decoder_name {
 	{ "builtin", EK_ALG_LZMA, EK_LZMA_BUILTIN },
 	{ "liblzma", EK_ALG_LZMA, EK_LZMA_LIBLZMA },
 };
-#define DECODER_NAMES "libdeflate, isal or zlib for deflate; builtin or liblzma for lzma"
+#define DEFLATE_NAMES "libdeflate, isal or zlib"
+#define LZMA_NAMES "builtin or liblzma"
+#define DECODER_NAMES DEFLATE_NAMES " for deflate; " LZMA_NAMES " for lzma"
 
 static const struct decoder_name *find_decoder(const char *name)
 {
@@ -79,8 +81,7 @@ static int choose_one(const char *name, const char *variable, unsigned int algor
 		return ek_fail(err, -EINVAL, "%s%sunknown %s decoder '%s' (%s)",
 			       source ? source : "", source ? ": " : "",
 			       algorithm == EK_ALG_LZMA ? "lzma" : "deflate", name,
-			       algorithm == EK_ALG_LZMA ? "builtin or liblzma"
-							: "libdeflate, isal or zlib");
+			       algorithm == EK_ALG_LZMA ? LZMA_NAMES : DEFLATE_NAMES);
 	*out = d->choice;
 	return 0;
 }

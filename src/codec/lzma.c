@@ -44,7 +44,7 @@ int lzma_decode(struct ctxpool *pool, const struct ek_dparams *p,
 	/* The decoder is told the exact output size unless only a prefix is
 	 * wanted; it then checks the stream ends exactly there. */
 	ret = lzma_microlzma_decoder(s, r->in_len, r->out_len, !r->partial,
-				     p->lzma_dict_size ? p->lzma_dict_size : (8u << 20));
+				     lzma_dict_size_of(p));
 	if (ret != LZMA_OK) {
 		code = dreq_fail(r, ret == LZMA_MEM_ERROR ? -ENOMEM : -EUCLEAN,
 				 "lzma (liblzma): decoder setup failed (%d)", (int)ret);

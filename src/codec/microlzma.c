@@ -31,6 +31,8 @@
 #include "codec/ctxpool.h"
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
+/* Every problem names this decoder (liblzma's says "lzma (liblzma)"). */
+#define WHO "lzma (builtin): "
 
 enum {
 	STATES = 12,
@@ -281,14 +283,14 @@ static int decode(struct lzma_probs *pr, uint32_t dict_size, struct ek_dreq *r)
 	int i;
 
 	if (r->in_len < RC_INIT_BYTES)
-		return dreq_fail(r, -EUCLEAN, "lzma (builtin): stream of %zu bytes is too short",
+		return dreq_fail(r, -EUCLEAN, WHO "stream of %zu bytes is too short",
 				 r->in_len);
 	props = (uint8_t)~r->in[0];
 	lc = props % 9;
 	lp = props / 9 % 5;
 	pb = props / 45;
 	if (pb > 4 || lc + lp > LCLP_MAX)
-		return dreq_fail(r, -EUCLEAN, "lzma (builtin): bad properties byte 0x%02x",
+		return dreq_fail(r, -EUCLEAN, WHO "bad properties byte 0x%02x",
 				 r->in[0]);
 	for (i = 1; i < RC_INIT_BYTES; i++)
 		rc.code = (rc.code << 8) | r->in[i];
@@ -355,13 +357,13 @@ static int decode(struct lzma_probs *pr, uint32_t dict_size, struct ek_dreq *r)
 			if (rep0 >= pos || rep0 >= dict_limit)
 				return dreq_fail(r, -EUCLEAN,
 						 rep0 == UINT32_MAX ?
-						 "lzma (builtin): end marker at byte %zu" :
-						 "lzma (builtin): match before the start at byte %zu",
+						 WHO "end marker at byte %zu" :
+						 WHO "match before the start at byte %zu",
 						 pos);
 		} else {
 			if (pos == 0)
 				return dreq_fail(r, -EUCLEAN,
-						 "lzma (builtin): repeated match at the start");
+						 WHO "repeated match at the start");
 			if (!rc_bit(&rc, &pr->is_rep_g0[state])) {
 				if (!rc_bit(&rc, &pr->is_rep0_long[state][pos_state])) {
 					/* One byte from rep0. */
@@ -397,7 +399,7 @@ static int decode(struct lzma_probs *pr, uint32_t dict_size, struct ek_dreq *r)
 			n = len;
 		} else if (len > n && !r->partial) {
 			return dreq_fail(r, -EUCLEAN,
-					 "lzma (builtin): match runs %zu bytes past the end",
+					 WHO "match runs %zu bytes past the end",
 					 len - n);
 		}
 		copy_match(out + pos, rep0 + 1, n, out_len - pos - n);
@@ -407,14 +409,14 @@ static int decode(struct lzma_probs *pr, uint32_t dict_size, struct ek_dreq *r)
 	if (!r->partial) {
 		rc_normalize(&rc);
 		if (rc.next <= rc.len && rc.code != 0)
-			return dreq_fail(r, -EUCLEAN, "lzma (builtin): stream does not end cleanly");
+			return dreq_fail(r, -EUCLEAN, WHO "stream does not end cleanly");
 		if (rc.next < rc.len)
 			return dreq_fail(r, -EUCLEAN,
-					 "lzma (builtin): %zu bytes of input left after the data",
+					 WHO "%zu bytes of input left after the data",
 					 rc.len - rc.next);
 	}
 	if (rc.next > rc.len)
-		return dreq_fail(r, -EUCLEAN, "lzma (builtin): stream is truncated");
+		return dreq_fail(r, -EUCLEAN, WHO "stream is truncated");
 	return 0;
 }
 
@@ -425,8 +427,8 @@ int microlzma_decode(struct ctxpool *pool, const struct ek_dparams *p,
 	int ret;
 
 	if (!pr)
-		return dreq_fail(r, -ENOMEM, "lzma (builtin): out of memory");
-	ret = decode(pr, p->lzma_dict_size ? p->lzma_dict_size : (8u << 20), r);
+		return dreq_fail(r, -ENOMEM, WHO "out of memory");
+	ret = decode(pr, lzma_dict_size_of(p), r);
 	ctxpool_put(pool, pr);
 	return ret;
 }

@@ -129,25 +129,6 @@ usage_error "$E" mount -o cache=x good.img mnt;         says cache=x
 usage_error "$E" mount good.img;                        says "IMAGE and DIR"
 mountpoint -q mnt && fail "a refused mount left mnt mounted"
 
-note "--help and --version"
-for sub in "" mkfs fsck dump; do
-	for h in --help -h; do
-		rc=0
-		# shellcheck disable=SC2086
-		"$E" $sub $h >cli.out 2>cli.err || rc=$?
-		[ $rc -eq 0 ] || fail "erofskit $sub $h: exit $rc"
-		[ ! -s cli.err ] || fail "erofskit $sub $h wrote to stderr"
-		grep -q "^usage: erofskit ${sub:-COMMAND}" cli.out || fail "erofskit $sub $h: no usage line"
-	done
-done
-grep -q "^usage: erofskit mkfs \[options\] IMAGE SOURCE_DIR" <("$E" mkfs --help) || fail "mkfs usage line"
-grep -q "^usage: erofskit fsck \[options\] IMAGE" <("$E" fsck --help) || fail "fsck usage line"
-grep -q "^usage: erofskit dump \[options\] IMAGE" <("$E" dump --help) || fail "dump usage line"
-# the top-level help lists every command
-top_help=$("$E" --help)
-for c in mkfs fsck dump; do
-	grep -qE "^  $c " <<<"$top_help" || fail "erofskit --help does not list $c"
-done
 note "fsck progress: on a terminal only"
 # 55 MiB of words in one lzma file: half a second or more of work, so the
 # line (redrawn at most every 0.1 s) is drawn several times.
@@ -186,6 +167,25 @@ PY
 done
 cmp big/words.txt big-extract/words.txt || fail "the file extracted on a terminal differs"
 
+note "--help and --version"
+for sub in "" mkfs fsck dump; do
+	for h in --help -h; do
+		rc=0
+		# shellcheck disable=SC2086
+		"$E" $sub $h >cli.out 2>cli.err || rc=$?
+		[ $rc -eq 0 ] || fail "erofskit $sub $h: exit $rc"
+		[ ! -s cli.err ] || fail "erofskit $sub $h wrote to stderr"
+		grep -q "^usage: erofskit ${sub:-COMMAND}" cli.out || fail "erofskit $sub $h: no usage line"
+	done
+done
+grep -q "^usage: erofskit mkfs \[options\] IMAGE SOURCE_DIR" <("$E" mkfs --help) || fail "mkfs usage line"
+grep -q "^usage: erofskit fsck \[options\] IMAGE" <("$E" fsck --help) || fail "fsck usage line"
+grep -q "^usage: erofskit dump \[options\] IMAGE" <("$E" dump --help) || fail "dump usage line"
+# the top-level help lists every command
+top_help=$("$E" --help)
+for c in mkfs fsck dump; do
+	grep -qE "^  $c " <<<"$top_help" || fail "erofskit --help does not list $c"
+done
 v=$("$E" --version) || fail "erofskit --version failed"
 want=$(sed -n 's/^project(erofskit VERSION \([0-9.]*\).*/\1/p' "${EROFSKIT_SRC:-$HERE/../..}/CMakeLists.txt")
 [ "$v" = "erofskit $want" ] || fail "erofskit --version says '$v', expected 'erofskit $want'"

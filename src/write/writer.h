@@ -3,8 +3,8 @@
  * written with positional writes, hashed in write order (for the default
  * content-derived UUID), renamed over the target only on success.
  */
-#ifndef EK_BUILD_WRITER_H
-#define EK_BUILD_WRITER_H
+#ifndef EK_WRITE_WRITER_H
+#define EK_WRITE_WRITER_H
 
 #include <stddef.h>
 #include <stdint.h>

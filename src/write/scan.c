@@ -15,7 +15,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "build/build.h"
+#include "write/internal.h"
 #include "format/xattr.h"
 #include "util/error.h"
 #include "util/path.h"

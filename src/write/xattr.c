@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "build/build.h"
+#include "write/internal.h"
 #include "format/ondisk.h"
 #include "format/xattr.h"
 #include "util/error.h"

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "build/build.h"
-#include "build/dirent.h"
+#include "write/internal.h"
+#include "write/dirent.h"
 #include "format/dir.h"
 #include "format/ondisk.h"
 #include "util/error.h"

@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "build/build.h"
-#include "build/compress.h"
+#include "write/internal.h"
+#include "write/compress.h"
 #include "format/ondisk.h"
 #include "format/super.h"
 #include "util/error.h"

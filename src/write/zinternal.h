@@ -1,13 +1,13 @@
 /* Private state of the compression pipeline (compress.c, zpipe.c,
  * zsegment.c). */
-#ifndef EK_BUILD_ZINTERNAL_H
-#define EK_BUILD_ZINTERNAL_H
+#ifndef EK_WRITE_ZINTERNAL_H
+#define EK_WRITE_ZINTERNAL_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "build/build.h"
+#include "write/internal.h"
 #include "codec/codec.h"
 #include "erofskit/erofskit.h"
 #include "format/zindex.h"

@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "build/compress.h"
-#include "build/source.h"
-#include "build/zinternal.h"
+#include "write/compress.h"
+#include "write/source.h"
+#include "write/zinternal.h"
 #include "format/ondisk.h"
 #include "format/zindex.h"
 #include "util/error.h"

@@ -1,6 +1,6 @@
 /* Reading source files, and noticing when they change under us. */
-#ifndef EK_BUILD_SOURCE_H
-#define EK_BUILD_SOURCE_H
+#ifndef EK_WRITE_SOURCE_H
+#define EK_WRITE_SOURCE_H
 
 #include <stddef.h>
 #include <stdint.h>

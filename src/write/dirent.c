@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "build/build.h"
-#include "build/dirent.h"
+#include "write/internal.h"
+#include "write/dirent.h"
 #include "format/inode.h"
 #include "util/error.h"
 

@@ -1,12 +1,12 @@
-/* Shared state of one image build (private to src/build). */
-#ifndef EK_BUILD_BUILD_H
-#define EK_BUILD_BUILD_H
+/* Shared state of one image build (private to src/write). */
+#ifndef EK_WRITE_INTERNAL_H
+#define EK_WRITE_INTERNAL_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "build/tree.h"
-#include "build/writer.h"
+#include "write/tree.h"
+#include "write/writer.h"
 #include "erofskit/build.h"
 
 struct hardlinks;

@@ -3,8 +3,8 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "build/compress.h"
-#include "build/tree.h"
+#include "write/compress.h"
+#include "write/tree.h"
 
 struct binode *btree_new_inode(struct btree *t)
 {

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "build/writer.h"
+#include "write/writer.h"
 #include "util/error.h"
 
 struct writer {

@@ -1,6 +1,6 @@
 /* A directory's entries as stored: children plus "." and "..", sorted. */
-#ifndef EK_BUILD_DIRENT_H
-#define EK_BUILD_DIRENT_H
+#ifndef EK_WRITE_DIRENT_H
+#define EK_WRITE_DIRENT_H
 
 #include <stddef.h>
 

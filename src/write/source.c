@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "build/build.h"
-#include "build/source.h"
+#include "write/internal.h"
+#include "write/source.h"
 #include "util/error.h"
 
 int source_open(struct build *b, const struct binode *n, int *fd)

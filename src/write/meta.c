@@ -5,9 +5,9 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
-#include "build/build.h"
-#include "build/compress.h"
-#include "build/dirent.h"
+#include "write/internal.h"
+#include "write/compress.h"
+#include "write/dirent.h"
 #include "format/dir.h"
 #include "format/inode.h"
 #include "format/super.h"

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "build/zinternal.h"
+#include "write/zinternal.h"
 #include "util/error.h"
 
 static int reserve(struct ztask *t, size_t data, ek_error *err)

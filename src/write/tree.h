@@ -1,6 +1,6 @@
 /* The builder's in-memory tree: inodes, directory entries, xattrs. */
-#ifndef EK_BUILD_TREE_H
-#define EK_BUILD_TREE_H
+#ifndef EK_WRITE_TREE_H
+#define EK_WRITE_TREE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "build/build.h"
-#include "build/source.h"
+#include "write/internal.h"
+#include "write/source.h"
 #include "format/ondisk.h"
 #include "util/error.h"
 

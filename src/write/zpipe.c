@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "build/compress.h"
-#include "build/source.h"
-#include "build/zinternal.h"
+#include "write/compress.h"
+#include "write/source.h"
+#include "write/zinternal.h"
 #include "util/error.h"
 
 #define WINDOW_BYTES (64ull << 20)   /* input bytes in flight */

@@ -7,8 +7,8 @@
  * order, assigning block addresses.  The image is therefore byte-identical
  * for any --workers value, and memory stays bounded by the in-flight window.
  */
-#ifndef EK_BUILD_COMPRESS_H
-#define EK_BUILD_COMPRESS_H
+#ifndef EK_WRITE_COMPRESS_H
+#define EK_WRITE_COMPRESS_H
 
 #include <stdbool.h>
 #include <stdint.h>

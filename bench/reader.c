@@ -43,23 +43,27 @@ static uint64_t next_random(void)
 static int codec_speed(const char *image, ek_inode *inode, const ek_open_options *o)
 {
 	const ek_stat *st = ek_inode_stat(inode);
-	struct ek_engine *engine;
-	struct ek_decoders which;
+	struct engine *engine;
+	const char *names[EROFS_ALG_MAX] = {
+		[EROFS_ALG_DEFLATE] = o->deflate_engine,
+		[EROFS_ALG_LZMA] = o->lzma_engine,
+	};
+	struct decoder_choice which;
 	uint64_t off = 0, bytes = 0;
 	double t0, t = 0;
 	FILE *f = fopen(image, "rb");
 	uint8_t *in = malloc(1 << 20), *out = malloc(12 << 20);
 	ek_error err;
 
-	if (!f || !in || !out || ek_decoders_choose(o->deflate_engine, o->lzma_engine, &which, &err) ||
-	    ek_engine_software_create(&which, &engine, &err)) {
+	if (!f || !in || !out || decoder_choose(names, &which, &err) ||
+	    engine_software_create(&which, &engine, &err)) {
 		fprintf(stderr, "setup failed\n");
 		return 1;
 	}
 	engine->params.lzma_dict_size = 8u << 20;
 	engine->params.zstd_window_log_max = 20;
 	while (off < st->size) {
-		struct ek_dreq r = { 0 };
+		struct dreq r = { 0 };
 		ek_extent e;
 		size_t skip = 0;
 
@@ -81,7 +85,7 @@ static int codec_speed(const char *image, ek_inode *inode, const ek_open_options
 		r.out = out;
 		r.out_len = (size_t)e.length;
 		t0 = now();
-		if (ek_engine_decompress(engine, &r)) {
+		if (engine_decompress(engine, &r)) {
 			fprintf(stderr, "decode failed: %s\n", r.why);
 			return 1;
 		}
@@ -89,7 +93,7 @@ static int codec_speed(const char *image, ek_inode *inode, const ek_open_options
 		bytes += e.length;
 	}
 	printf("%.1f\n", (double)bytes / 1048576.0 / t);
-	ek_engine_destroy(engine);
+	engine_destroy(engine);
 	fclose(f);
 	return 0;
 }
@@ -118,7 +122,6 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[3], "codec")) {
 		o.cache_bytes = 256u << 20;
-		o.workers = (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
 		o.readahead = 1;
 	}
 	if (ek_open(argv[1], &o, &img, &err) || ek_lookup(img, argv[2], &nid, &err) ||

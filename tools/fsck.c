@@ -25,7 +25,8 @@ static void usage(FILE *f)
 "  --overwrite           replace files that already exist in DIR\n"
 "  --no-owner            do not restore owners (default when not root)\n"
 "  --no-xattrs           do not restore extended attributes\n"
-"  --workers N           threads (default: online CPUs; 1 = single-threaded)\n"
+"  --workers N           threads (default: one per CPU this process may\n"
+"                        use; 1 = single-threaded)\n"
 "  --engine NAME         a decoder; repeat for both algorithms:\n"
 "                        deflate: libdeflate (default), isal, zlib\n"
 "                        lzma: builtin (default, erofskit's), liblzma\n"
@@ -109,7 +110,7 @@ int cmd_fsck(int argc, char **argv)
 			co.no_xattrs = true;
 			break;
 		case OPT_WORKERS:
-			if (!cli_parse_size(optarg, &v) || v == 0 || v > 1024) {
+			if (!cli_parse_size(optarg, &v) || v == 0 || v > UINT32_MAX) {
 				cli_error(CMD, "invalid worker count '%s'", optarg);
 				return EXIT_USAGE;
 			}

@@ -22,7 +22,8 @@ static void usage(FILE *f)
 "  -z ALG[,level=N]      compress: lz4, lz4hc, deflate, zstd or lzma\n"
 "                        (also -zALG,N; lzma levels 100..109 are 'extreme')\n"
 "  -C BYTES              physical cluster size, a block multiple up to 1M\n"
-"  --workers N           compression threads (default: online CPUs)\n"
+"  --workers N           compression threads (default: one per CPU this\n"
+"                        process may use)\n"
 "  -T SECONDS            build time and every file's mtime\n"
 "  --mkfs-time           with -T: set only the build time\n"
 "  -U UUID               filesystem UUID, or 'random' (default: derived from\n"
@@ -115,7 +116,7 @@ int cmd_mkfs(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "b:z:C:T:U:L:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
-			if (!cli_parse_size(optarg, &v) || v > 65536) {
+			if (!cli_parse_size(optarg, &v) || v > UINT32_MAX) {
 				cli_error(CMD, "invalid block size '%s'", optarg);
 				return EXIT_USAGE;
 			}
@@ -128,7 +129,7 @@ int cmd_mkfs(int argc, char **argv)
 			}
 			break;
 		case 'C':
-			if (!cli_parse_size(optarg, &v) || v == 0 || v > (1u << 20)) {
+			if (!cli_parse_size(optarg, &v) || v == 0 || v > UINT32_MAX) {
 				cli_error(CMD, "invalid cluster size '%s' (a block multiple up to 1M)",
 					  optarg);
 				return EXIT_USAGE;
@@ -136,7 +137,7 @@ int cmd_mkfs(int argc, char **argv)
 			o.pcluster_size = (uint32_t)v;
 			break;
 		case OPT_WORKERS:
-			if (!cli_parse_size(optarg, &v) || v == 0 || v > 1024) {
+			if (!cli_parse_size(optarg, &v) || v == 0 || v > UINT32_MAX) {
 				cli_error(CMD, "invalid worker count '%s'", optarg);
 				return EXIT_USAGE;
 			}
@@ -203,10 +204,6 @@ int cmd_mkfs(int argc, char **argv)
 			usage(stderr);
 			return EXIT_USAGE;
 		}
-	}
-	if (o.pcluster_size && o.compressor == EK_COMPRESS_NONE) {
-		cli_error(CMD, "-C sets the compressed cluster size: it needs -z");
-		return EXIT_USAGE;
 	}
 	if (argc - optind != 2) {
 		cli_error(CMD, "expected IMAGE and SOURCE_DIR");

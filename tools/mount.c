@@ -63,7 +63,8 @@ static void usage(FILE *f)
 "       engine=NAME        a decoder (give one per algorithm):\n"
 "                          deflate: libdeflate (default), isal, zlib\n"
 "                          lzma: builtin (default), liblzma\n"
-"       workers=N          decompression threads (default: online CPUs)\n"
+"       workers=N          decompression threads (default: one per CPU\n"
+"                          this process may use; 1 = no background threads)\n"
 "       uid=N,gid=N        report every file as owned by N\n"
 "       allow_other        let other users access the mount (as root)\n"
 "       other options are passed to FUSE (see mount.fuse3(8))\n"
@@ -481,7 +482,7 @@ static int parse_options(const char *arg, ek_open_options *oo, struct mount_ctx 
 				return -1;
 			}
 		} else if (!strncmp(tok, "workers=", 8)) {
-			if (!cli_parse_size(tok + 8, &v) || v > 1024)
+			if (!cli_parse_size(tok + 8, &v) || v == 0 || v > UINT32_MAX)
 				goto bad;
 			oo->workers = (unsigned int)v;
 		} else if (!strncmp(tok, "uid=", 4) || !strncmp(tok, "gid=", 4)) {
@@ -524,7 +525,6 @@ int cmd_mount(int argc, char **argv)
 	ek_open_options_init(&oo);
 	oo.cache_bytes = 256u << 20;
 	oo.readahead = 1;
-	oo.workers = 0;
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
@@ -558,8 +558,6 @@ int cmd_mount(int argc, char **argv)
 		usage(stderr);
 		goto out;
 	}
-	if (!oo.workers)
-		oo.workers = (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
 	/* The server changes to / when it detaches: keep an absolute path. */
 	image = realpath(arg_image, NULL);
 	if (!image) {
@@ -614,7 +612,8 @@ int cmd_mount(int argc, char **argv)
 	m.blksz = sb.block_size;
 	m.store = page_store_start(se, m.img);
 	loop = fuse_loop_cfg_create();
-	fuse_loop_cfg_set_max_threads(loop, oo.workers * 4 > 16 ? oo.workers * 4 : 16);
+	fuse_loop_cfg_set_max_threads(loop, ek_image_workers(m.img) * 4 > 16 ?
+					    ek_image_workers(m.img) * 4 : 16);
 	ret = fuse_session_loop_mt(se, loop) ? EXIT_USAGE : EXIT_OK;
 	fuse_loop_cfg_destroy(loop);
 	page_store_stop(m.store);

@@ -51,10 +51,14 @@ typedef struct ek_open_options {
 	const char *lzma_engine;
 	/* decompressed-cluster cache budget in bytes; 0 = no cache */
 	size_t cache_bytes;
-	/* background threads for readahead and batched decompression;
-	 * 0 = none (all decompression happens in the calling thread) */
+	/* threads that decompress, as everywhere in the library: 0 = one
+	 * per CPU this process may use (the default), 1 = the calling thread
+	 * alone.  With a cache, N > 1 starts N background threads that
+	 * decode batches (callers decode a share of their own reads too)
+	 * and, with readahead, one that reads ahead. */
 	unsigned int workers;
-	/* detect sequential readers and decompress ahead (needs workers) */
+	/* detect sequential readers and decompress ahead (needs a cache and
+	 * more than one worker) */
 	int readahead;
 } ek_open_options;
 
@@ -101,6 +105,8 @@ typedef struct ek_super_info {
 } ek_super_info;
 
 void ek_get_super_info(const ek_image *img, ek_super_info *out);
+/* The threads that decompress for img: its options' workers, resolved. */
+unsigned int ek_image_workers(const ek_image *img);
 ek_nid ek_root_nid(const ek_image *img);
 
 /* Names of the features set in the superblock, comma separated. */

@@ -213,7 +213,7 @@ static void apply_dir_meta(struct checker *c, const struct deferred_dir *d,
 		return;
 	}
 	if (check_split_path(d->path, parent, sizeof(parent), &name)) {
-		ek_fail(&err, -ENAMETOOLONG, "%s: path too long", d->path);
+		err_fail(&err, -ENAMETOOLONG, "%s: path too long", d->path);
 		check_io_failure(c, d->path, &err);
 		return;
 	}
@@ -322,7 +322,7 @@ int ek_check(ek_image *img, const ek_check_options *opts,
 	ek_check_options defaults;
 	ek_check_stats local;
 	struct timespec t0, t1;
-	unsigned int i, nbufs;
+	unsigned int i, nbufs = 0;
 	int ret = 0;
 
 	memset(&c, 0, sizeof(c));
@@ -343,11 +343,13 @@ int ek_check(ek_image *img, const ek_check_options *opts,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	pthread_mutex_init(&c.lock, NULL);
 	c.x.rootfd = -1;
-	c.workers = opts->workers ? opts->workers : pool_online_cpus();
+	ret = pool_resolve_workers(opts->workers, &c.workers, err);
+	if (ret)
+		goto out;
 	nbufs = c.workers;
 	c.bufs = calloc(nbufs, sizeof(*c.bufs));
 	if (!c.bufs) {
-		ret = ek_fail(err, -ENOMEM, "out of memory");
+		ret = err_fail(err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	if (opts->extract_dir) {
@@ -362,7 +364,7 @@ int ek_check(ek_image *img, const ek_check_options *opts,
 	}
 	check_plan_descriptors(&c);
 	if (c.workers > 1 && pool_create(c.workers, &c.pool)) {
-		ret = ek_fail(err, -EAGAIN, "cannot start %u threads", c.workers);
+		ret = err_fail(err, -EAGAIN, "cannot start %u threads", c.workers);
 		goto out;
 	}
 	/* Every worker is busy until the end: two of them stacked on one
@@ -372,7 +374,7 @@ int ek_check(ek_image *img, const ek_check_options *opts,
 		pool_pin(c.pool);
 	ret = check_walk(&c);
 	if (ret) {
-		ret = ek_fail(err, ret, "out of memory");
+		ret = err_fail(err, ret, "out of memory");
 		goto out;
 	}
 	if (c.pool)
@@ -386,7 +388,7 @@ int ek_check(ek_image *img, const ek_check_options *opts,
 	report_dupdirs(&c);
 	check_report_problems(&c);
 	if (atomic_load(&c.stop))
-		ret = ek_fail(err, c.fatal.code ? c.fatal.code : -EIO, "%s", c.fatal.message);
+		ret = err_fail(err, c.fatal.code ? c.fatal.code : -EIO, "%s", c.fatal.message);
 out:
 	pool_destroy(c.pool);
 	for (i = 0; c.bufs && i < nbufs; i++)

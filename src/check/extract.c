@@ -53,10 +53,10 @@ static void learn_creation(struct extractor *x)
 int extract_init(struct extractor *x, const char *dir, ek_error *err)
 {
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return ek_fail(err, -errno, "%s: cannot create: %s", dir, strerror(errno));
+		return err_fail(err, -errno, "%s: cannot create: %s", dir, strerror(errno));
 	x->rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (x->rootfd < 0)
-		return ek_fail(err, -errno, "%s: %s", dir, strerror(errno));
+		return err_fail(err, -errno, "%s: %s", dir, strerror(errno));
 	learn_creation(x);
 	return 0;
 }
@@ -79,7 +79,7 @@ int extract_open_dir(struct extractor *x, const char *rel, int *fd,
 	long r = syscall(SYS_openat2, x->rootfd, *rel ? rel : ".", &how, sizeof(how));
 
 	if (r < 0)
-		return ek_fail(err, -errno, "%s: cannot open extracted directory: %s",
+		return err_fail(err, -errno, "%s: cannot open extracted directory: %s",
 			       *rel ? rel : ".", strerror(errno));
 	*fd = (int)r;
 	return 0;
@@ -112,8 +112,8 @@ static int make_room(struct extractor *x, int dirfd, const char *name,
 static int fail_entry(ek_error *err, int code, const char *what, const char *name)
 {
 	if (code == -EEXIST)
-		return ek_fail(err, code, "%s: already exists (use --overwrite)", name);
-	return ek_fail(err, code, "%s: cannot %s: %s", name, what, strerror(-code));
+		return err_fail(err, code, "%s: already exists (use --overwrite)", name);
+	return err_fail(err, code, "%s: cannot %s: %s", name, what, strerror(-code));
 }
 
 /*
@@ -241,7 +241,7 @@ int extract_link(struct extractor *x, int dirfd, const char *name,
 		size_t len = (size_t)(slash - first_rel);
 
 		if (len >= sizeof(parent))
-			return ek_fail(err, -ENAMETOOLONG, "%s: path too long", first_rel);
+			return err_fail(err, -ENAMETOOLONG, "%s: path too long", first_rel);
 		memcpy(parent, first_rel, len);
 		parent[len] = '\0';
 	} else {
@@ -288,7 +288,7 @@ int extract_write(int fd, const void *buf, size_t len, uint64_t off,
 			if (w < 0) {
 				if (errno == EINTR)
 					continue;
-				return ek_fail(err, -errno, "write: %s", strerror(errno));
+				return err_fail(err, -errno, "write: %s", strerror(errno));
 			}
 			p += w;
 			off += (uint64_t)w;
@@ -327,7 +327,7 @@ static int set_xattrs(struct extractor *x, const struct xattr_target *t,
 			x->warned_xattr = true;
 			continue;
 		}
-		return ek_fail(err, -errno, "%s: cannot set xattr %s: %s", name,
+		return err_fail(err, -errno, "%s: cannot set xattr %s: %s", name,
 			       it->name, strerror(errno));
 	}
 	return 0;
@@ -343,7 +343,7 @@ static int set_times(int dirfd, const char *name, int fd, const ek_stat *st,
 	ts[0].tv_nsec = ts[1].tv_nsec = st->mtime_nsec;
 	r = fd >= 0 ? futimens(fd, ts) : utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW);
 	if (r < 0)
-		return ek_fail(err, -errno, "%s: cannot set times: %s", name, strerror(errno));
+		return err_fail(err, -errno, "%s: cannot set times: %s", name, strerror(errno));
 	return 0;
 }
 
@@ -355,7 +355,7 @@ int extract_set_meta_fd(struct extractor *x, int fd, const char *name,
 	int ret;
 
 	if (x->owner && !owner_at_creation(x, st) && fchown(fd, st->uid, st->gid) < 0)
-		return ek_fail(err, -errno, "%s: cannot set owner: %s", name, strerror(errno));
+		return err_fail(err, -errno, "%s: cannot set owner: %s", name, strerror(errno));
 	/* After the owner (chown drops security.capability), before the mode
 	 * (which may take away the write permission user.* xattrs need). */
 	ret = set_xattrs(x, &t, name, xl, err);
@@ -364,7 +364,7 @@ int extract_set_meta_fd(struct extractor *x, int fd, const char *name,
 	/* extract_create gave it the mode already, and chown (if any) only
 	 * clears bits that mode_at_creation excludes. */
 	if (!mode_at_creation(x, st->mode) && fchmod(fd, st->mode & 07777) < 0)
-		return ek_fail(err, -errno, "%s: cannot set mode: %s", name, strerror(errno));
+		return err_fail(err, -errno, "%s: cannot set mode: %s", name, strerror(errno));
 	return set_times(-1, name, fd, st, err);
 }
 
@@ -378,10 +378,10 @@ int extract_set_meta(struct extractor *x, int dirfd, const char *name,
 
 	if (x->owner && !owner_at_creation(x, st) &&
 	    fchownat(dirfd, name, st->uid, st->gid, AT_SYMLINK_NOFOLLOW) < 0)
-		return ek_fail(err, -errno, "%s: cannot set owner: %s", name, strerror(errno));
+		return err_fail(err, -errno, "%s: cannot set owner: %s", name, strerror(errno));
 	/* chown clears set-id bits: the mode comes after it. */
 	if (!S_ISLNK(st->mode) && fchmodat(dirfd, name, st->mode & 07777, 0) < 0)
-		return ek_fail(err, -errno, "%s: cannot set mode: %s", name, strerror(errno));
+		return err_fail(err, -errno, "%s: cannot set mode: %s", name, strerror(errno));
 	/* Through the directory's /proc magic link: the final component is
 	 * not followed by lsetxattr, the rest is the open directory itself. */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dirfd, name);
@@ -420,7 +420,7 @@ int xattr_list_collect(ek_inode *inode, struct xattr_list *xl, ek_error *err)
 	int ret = ek_xattr_iterate(inode, collect_one, xl, err);
 
 	if (ret == -ENOMEM)
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	return ret;
 }
 

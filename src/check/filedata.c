@@ -125,7 +125,7 @@ static int check_lookbacks(struct file_state *f, const ek_extent *x, ek_error *e
 		if (ret)
 			return ret;
 		if (y.logical != x->logical || y.length != x->length)
-			return ek_fail(e, -EUCLEAN,
+			return err_fail(e, -EUCLEAN,
 				       "index of offset %llu leads to extent %llu+%llu, not %llu+%llu",
 				       (unsigned long long)l, (unsigned long long)y.logical,
 				       (unsigned long long)y.length,
@@ -258,7 +258,7 @@ static void finish_file(struct file_state *f)
 		 * problem, and ends there: its claimed size and metadata are
 		 * not to be trusted. */
 		if (ftruncate(f->fd, (off_t)fail_at) < 0) {
-			ek_fail(&e, -errno, "cannot set size: %s", strerror(errno));
+			err_fail(&e, -errno, "cannot set size: %s", strerror(errno));
 			check_io_failure(c, f->path, &e);
 		}
 		close(f->fd);
@@ -267,7 +267,7 @@ static void finish_file(struct file_state *f)
 		 * descriptor: no path is looked up again. */
 		if (atomic_load(&f->data_end) != st->size &&
 		    ftruncate(f->fd, (off_t)st->size) < 0) {
-			ek_fail(&e, -errno, "cannot set size: %s", strerror(errno));
+			err_fail(&e, -errno, "cannot set size: %s", strerror(errno));
 			check_io_failure(c, f->path, &e);
 		} else if (!atomic_load(&c->stop) &&
 			   extract_set_meta_fd(&c->x, f->fd, f->path, st, &f->xl, &e)) {

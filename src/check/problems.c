@@ -73,7 +73,7 @@ void check_io_failure(struct checker *c, const char *path, const ek_error *e)
 
 		/* Messages of the extraction name their entry already. */
 		if (strncmp(c->fatal.message, shown, len) || c->fatal.message[len] != ':')
-			ek_error_prefix(&c->fatal, "%s: ", shown);
+			err_prefix(&c->fatal, "%s: ", shown);
 	}
 }
 

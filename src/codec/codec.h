@@ -1,11 +1,17 @@
 /*
- * Codecs: one file per algorithm, each with
- *   - a decoder: a whole stream to exactly out_len bytes, or (partial) only
- *     the first out_len bytes of a longer stream; malformed input fails
- *     with -EUCLEAN, never reads or writes out of bounds;
- *   - a fixed-output encoder: as much input as fits into out_cap bytes
- *     (EROFS's ratio comes from filling whole physical clusters).
- * Decoder contexts are pooled (ctxpool.h) so a call costs no allocation.
+ * Codecs: one table of compression algorithms (codecs.c), one row per
+ * compressor a user can name, each with
+ *   - its on-disk algorithm id, its levels and their default;
+ *   - its encoder: fixed output, as much input as fits into out_cap bytes
+ *     (EROFS's ratio comes from filling whole physical clusters);
+ *   - its superblock configuration record;
+ *   - the decoders of its algorithm, fastest first: a whole stream to
+ *     exactly out_len bytes, or (partial) only the first out_len bytes of
+ *     a longer stream; malformed input fails with -EUCLEAN, never reads or
+ *     writes out of bounds.
+ * The public names, level checks, --engine, the writer's encoders and the
+ * reader's engine all read this table: a new algorithm, or a new decoder
+ * of one (an accelerator), is one file and one row.
  */
 #ifndef EK_CODEC_CODEC_H
 #define EK_CODEC_CODEC_H
@@ -14,18 +20,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Algorithm ids are the on-disk ones. */
-enum ek_alg {
-	EK_ALG_LZ4 = 0,
-	EK_ALG_LZMA = 1,
-	EK_ALG_DEFLATE = 2,
-	EK_ALG_ZSTD = 3,
-	EK_ALG_COUNT = 4,
-};
+#include "erofskit/build.h"
+#include "format/ondisk.h"
+#include "format/zindex.h"
 
-/* One decompression: filled by the caller, result by the engine. */
-struct ek_dreq {
-	unsigned int algorithm;
+/* ---------------------------------------------------------- requests */
+
+/* One decompression: filled by the caller, result by the decoder. */
+struct dreq {
+	unsigned int algorithm;  /* on-disk id */
 	const uint8_t *in;       /* the stream, leading zero padding removed */
 	size_t in_len;
 	uint8_t *out;
@@ -37,148 +40,119 @@ struct ek_dreq {
 };
 
 /* Parameters decoders take from the image's configuration records. */
-struct ek_dparams {
+struct dparams {
 	uint32_t lzma_dict_size;
 	unsigned int zstd_window_log_max;
 };
 
-/* ---------------------------------------------------------- decoders */
-
-struct ctxpool;
+/* Record a decode failure in r and return its code. */
+int dreq_fail(struct dreq *r, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* The dictionary size an lzma stream may reach back over: the image's, or
  * when its superblock has no lzma record, 8 MiB, the most EROFS allows. */
-static inline uint32_t lzma_dict_size_of(const struct ek_dparams *p)
+static inline uint32_t lzma_dict_size_of(const struct dparams *p)
 {
 	return p->lzma_dict_size ? p->lzma_dict_size : (8u << 20);
 }
 
-int lz4_decode(struct ek_dreq *r);
-int lzma_decode(struct ctxpool *pool, const struct ek_dparams *p,
-		struct ek_dreq *r);
-/* Our own MicroLZMA decoder (microlzma.c): the same results as
- * lzma_decode, which is liblzma's, in less time. */
-int microlzma_decode(struct ctxpool *pool, const struct ek_dparams *p,
-		     struct ek_dreq *r);
-void *microlzma_ctx_new(void);
-void microlzma_ctx_free(void *c);
-int zstd_decode(struct ctxpool *pool, const struct ek_dparams *p,
-		struct ek_dreq *r);
+/* ---------------------------------------------------------- decoders */
 
-/* The three deflate engines (deflate_*.c). */
-enum ek_deflate_engine {
-	EK_DEFLATE_LIBDEFLATE = 0,
-	EK_DEFLATE_ISAL = 1,
-	EK_DEFLATE_ZLIB = 2,
-	EK_DEFLATE_ENGINES = 3,
+/* One implementation of one algorithm's decompression. */
+struct decoder {
+	const char *name;        /* as --engine takes it: "isal" */
+	const char *who;         /* in messages: "deflate (isa-l)" */
+	/* Per-call state, pooled by the engine so that a call allocates
+	 * nothing; NULL when the decoder needs none. */
+	void *(*ctx_new)(void);
+	void (*ctx_free)(void *ctx);
+	int (*decode)(void *ctx, const struct dparams *p, struct dreq *r);
 };
 
-/* The two lzma decoders: ours (microlzma.c) and liblzma's (lzma.c). */
-enum ek_lzma_engine {
-	EK_LZMA_BUILTIN = 0,
-	EK_LZMA_LIBLZMA = 1,
-	EK_LZMA_ENGINES = 2,
-};
+/* The decoders, each defined in its algorithm's file. */
+extern const struct decoder lz4_decoder;
+extern const struct decoder libdeflate_decoder, isal_decoder, zlib_decoder;
+extern const struct decoder zstd_decoder;
+extern const struct decoder microlzma_decoder, liblzma_decoder;
 
-int deflate_decode_libdeflate(struct ctxpool *pool, struct ek_dreq *r);
-int deflate_decode_isal(struct ctxpool *pool, struct ek_dreq *r);
-int deflate_decode_zlib(struct ctxpool *pool, struct ek_dreq *r);
-void *deflate_libdeflate_ctx_new(void);
-void deflate_libdeflate_ctx_free(void *c);
-void *deflate_isal_ctx_new(void);
-void deflate_isal_ctx_free(void *c);
-void *deflate_zlib_ctx_new(void);
-void deflate_zlib_ctx_free(void *c);
-void *lzma_ctx_new(void);
-void lzma_ctx_free(void *c);
-void *zstd_ctx_new(void);
-void zstd_ctx_free(void *c);
-
-/* Record a decode failure in r and return its code. */
-int dreq_fail(struct ek_dreq *r, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* zlib's streaming inflate with a context of its own: libdeflate cannot
+ * stop early, so prefixes (partial requests) go here. */
+int zlib_decode_once(struct dreq *r);
 
 /* ---------------------------------------------------------- encoders */
 
-enum ek_encoder_kind {
-	EK_ENC_LZ4 = 0,
-	EK_ENC_LZ4HC = 1,
-	EK_ENC_DEFLATE = 2,
-	EK_ENC_ZSTD = 3,
-	EK_ENC_LZMA = 4,
-};
-
-struct ek_encoder;
-
-struct ek_encoder_params {
-	enum ek_encoder_kind kind;
-	int level;               /* validated by ek_encoder_check_level */
+struct encoder_params {
+	int level;               /* valid for the codec (codec_level_valid) */
 	uint32_t dict_size;      /* lzma dictionary / zstd window, bytes */
 	uint32_t block_size;
 };
 
-/* Level range and default of an encoder kind. */
-void ek_encoder_levels(enum ek_encoder_kind kind, int *min, int *max,
-		       int *def);
-/* On-disk algorithm of an encoder kind. */
-unsigned int ek_encoder_algorithm(enum ek_encoder_kind kind);
+struct encoder_ops {
+	/* Fill in what the encoder and the algorithm's superblock record
+	 * take from the cluster size (p->dict_size: the user's, 0: none). */
+	void (*configure)(struct encoder_params *p, uint32_t pcluster,
+			  struct fmt_zconfig *cfg);
+	void *(*create)(const struct encoder_params *p);   /* NULL: no memory */
+	void (*destroy)(void *state);
+	/* As encoder_fill() below, with in_len >= 1. */
+	int (*fill)(void *state, const uint8_t *in, size_t in_len, uint8_t *out,
+		    size_t out_cap, size_t *consumed, size_t *out_len, size_t *hint);
+};
 
-int ek_encoder_create(const struct ek_encoder_params *p,
-		      struct ek_encoder **out);
-void ek_encoder_destroy(struct ek_encoder *e);
+extern const struct encoder_ops lz4_encoder_ops, lz4hc_encoder_ops;
+extern const struct encoder_ops deflate_encoder_ops, zstd_encoder_ops;
+extern const struct encoder_ops lzma_encoder_ops;
+
+/* ---------------------------------------------------------- the table */
+
+struct codec {
+	const char *name;        /* "lz4hc" */
+	const char *alias;       /* another spelling users know, or NULL */
+	unsigned int algorithm;  /* on-disk id (EROFS_ALG_*) */
+	int level_min, level_max, level_default;
+	/* Non-zero: level_extreme + (level_min..level_max) are valid too,
+	 * the same levels in a slower, smaller mode (lzma's 100..109). */
+	int level_extreme;
+	/* The dictionary a user may choose (dictsize=), bytes; 0: none. */
+	uint32_t dict_min, dict_max;
+	const struct encoder_ops *encoder;
+	/* Decoders of the algorithm, the default (fastest) first, NULL
+	 * terminated; NULL on a row that shares its algorithm with an
+	 * earlier one (lz4hc: lz4's). */
+	const struct decoder *const *decoders;
+	const char *decoder_env; /* variable naming the decoder, or NULL */
+};
+
+#define CODEC_COUNT 5        /* rows: enum ek_compressor's values */
+
+/* The row of a compressor; NULL for EK_COMPRESS_NONE or out of range. */
+const struct codec *codec_get(enum ek_compressor c);
+/* By name or alias; NULL when there is none. */
+const struct codec *codec_by_name(const char *name);
+/* The row that names an on-disk algorithm ("lz4" for 0); NULL if unknown. */
+const struct codec *codec_of_algorithm(unsigned int algorithm);
+bool codec_level_valid(const struct codec *c, int level);
+/* Every row's name, "a, b, c or d", for messages. */
+void codec_names(char *buf, size_t size);
+
+/* ---------------------------------------------------------- choosing */
+
+/* The decoder each on-disk algorithm uses. */
+struct decoder_choice {
+	const struct decoder *use[EROFS_ALG_MAX];
+};
 
 /*
- * Compress a prefix of in[0, in_len) into at most out_cap bytes.  On
- * success *consumed (>= 1) input bytes decode from out[0, *out_len).
- * Returns 0, or -ENOSPC when not even a little input fits, -ENOMEM.
- * The stream's first byte is never zero (0padding finds its start).
- * *hint (may be NULL) carries, from one call to the next, how much input
- * filled the output last time: the codecs that search for the fit start
- * there.  Callers reset it to 0 where results must not depend on history
- * (each segment), so output stays the same whatever runs where.
+ * Every algorithm's decoder: the one named for it (names[] by on-disk id,
+ * NULL or "" where none is given), else the one its variable names, else
+ * the fastest.  A name that belongs to another algorithm, or to none, is
+ * -EINVAL with a message naming the valid ones.
  */
-int ek_encoder_fill(struct ek_encoder *e, const uint8_t *in, size_t in_len,
-		    uint8_t *out, size_t out_cap, size_t *consumed,
-		    size_t *out_len, size_t *hint);
-
-/* Per-algorithm encoder entry points, used by ek_encoder_fill. */
-struct lz4_encoder;
-struct lzma_encoder;
-struct deflate_encoder;
-struct zstd_encoder;
-
-struct lz4_encoder *lz4_encoder_new(bool hc, int level);
-void lz4_encoder_free(struct lz4_encoder *e);
-int lz4_encoder_fill(struct lz4_encoder *e, const uint8_t *in, size_t in_len,
-		     uint8_t *out, size_t out_cap, size_t *consumed,
-		     size_t *out_len);
-
-struct lzma_encoder *lzma_encoder_new(int level, uint32_t dict_size);
-void lzma_encoder_free(struct lzma_encoder *e);
-int lzma_encoder_fill(struct lzma_encoder *e, const uint8_t *in,
-		      size_t in_len, uint8_t *out, size_t out_cap,
-		      size_t *consumed, size_t *out_len);
-
-/* deflate and zstd compress whole buffers; fit.c finds the largest input
- * that fits, calling `compress` a few times. */
-typedef int (*ek_whole_compress_fn)(void *ctx, const uint8_t *in,
-				    size_t in_len, uint8_t *out,
-				    size_t out_cap, size_t *out_len);
-
-int ek_fit_output(ek_whole_compress_fn compress, void *ctx,
-		  const uint8_t *in, size_t in_len, uint8_t *out,
-		  size_t out_cap, uint8_t *scratch, size_t scratch_cap,
-		  uint32_t granule, size_t *consumed, size_t *out_len,
-		  size_t *hint);
-
-struct deflate_encoder *deflate_encoder_new(int level);
-void deflate_encoder_free(struct deflate_encoder *e);
-int deflate_encoder_compress(void *e, const uint8_t *in, size_t in_len,
-			     uint8_t *out, size_t out_cap, size_t *out_len);
-
-struct zstd_encoder *zstd_encoder_new(int level, unsigned int window_log);
-void zstd_encoder_free(struct zstd_encoder *e);
-int zstd_encoder_compress(void *e, const uint8_t *in, size_t in_len,
-			  uint8_t *out, size_t out_cap, size_t *out_len);
+int decoder_choose(const char *const names[EROFS_ALG_MAX],
+		   struct decoder_choice *out, ek_error *err);
+/* The decoder called `name` and its algorithm; -EINVAL for a name no
+ * algorithm has. */
+int decoder_lookup(const char *name, unsigned int *algorithm,
+		   const struct decoder **out, ek_error *err);
 
 #endif

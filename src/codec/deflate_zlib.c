@@ -5,9 +5,10 @@
 #include <zlib.h>
 
 #include "codec/codec.h"
-#include "codec/ctxpool.h"
 
-void *deflate_zlib_ctx_new(void)
+#define WHO "deflate (zlib)"
+
+static void *zlib_ctx_new(void)
 {
 	z_stream *z = calloc(1, sizeof(*z));
 
@@ -18,7 +19,7 @@ void *deflate_zlib_ctx_new(void)
 	return z;
 }
 
-void deflate_zlib_ctx_free(void *c)
+static void zlib_ctx_free(void *c)
 {
 	if (c) {
 		inflateEnd(c);
@@ -26,13 +27,12 @@ void deflate_zlib_ctx_free(void *c)
 	}
 }
 
-int deflate_decode_zlib(struct ctxpool *pool, struct ek_dreq *r)
+static int zlib_decode(void *ctx, const struct dparams *p, struct dreq *r)
 {
-	z_stream *z = pool ? ctxpool_get(pool) : deflate_zlib_ctx_new();
-	int ret, code = 0;
+	z_stream *z = ctx;
+	int ret;
 
-	if (!z)
-		return dreq_fail(r, -ENOMEM, "deflate (zlib): out of memory");
+	(void)p;
 	inflateReset(z);
 	z->next_in = (Bytef *)r->in;
 	z->avail_in = (uInt)r->in_len;
@@ -41,19 +41,35 @@ int deflate_decode_zlib(struct ctxpool *pool, struct ek_dreq *r)
 	ret = inflate(z, Z_FINISH);
 	if (ret == Z_STREAM_END) {
 		if (z->avail_out)
-			code = dreq_fail(r, -EUCLEAN, "deflate (zlib): stream decodes to %zu bytes, expected %zu",
+			return dreq_fail(r, -EUCLEAN, WHO ": stream decodes to %zu bytes, expected %zu",
 					 r->out_len - z->avail_out, r->out_len);
 	} else if (ret == Z_BUF_ERROR && z->avail_out == 0) {
 		if (!r->partial)
-			code = dreq_fail(r, -EUCLEAN, "deflate (zlib): stream continues past %zu bytes",
+			return dreq_fail(r, -EUCLEAN, WHO ": stream continues past %zu bytes",
 					 r->out_len);
 	} else {
-		code = dreq_fail(r, -EUCLEAN, "deflate (zlib): malformed stream (%d%s%s)", ret,
+		return dreq_fail(r, -EUCLEAN, WHO ": malformed stream (%d%s%s)", ret,
 				 z->msg ? ": " : "", z->msg ? z->msg : "");
 	}
-	if (pool)
-		ctxpool_put(pool, z);
-	else
-		deflate_zlib_ctx_free(z);
-	return code;
+	return 0;
+}
+
+const struct decoder zlib_decoder = {
+	.name = "zlib",
+	.who = WHO,
+	.ctx_new = zlib_ctx_new,
+	.ctx_free = zlib_ctx_free,
+	.decode = zlib_decode,
+};
+
+int zlib_decode_once(struct dreq *r)
+{
+	z_stream *z = zlib_ctx_new();
+	int ret;
+
+	if (!z)
+		return dreq_fail(r, -ENOMEM, WHO ": out of memory");
+	ret = zlib_decode(z, NULL, r);
+	zlib_ctx_free(z);
+	return ret;
 }

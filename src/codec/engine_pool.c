@@ -12,8 +12,8 @@
 #include "util/pool.h"
 
 struct pool_engine {
-	struct ek_engine base;
-	struct ek_engine *inner;
+	struct engine base;
+	struct engine *inner;
 	struct pool *pool;
 };
 
@@ -24,13 +24,13 @@ struct pool_engine {
 struct decode_job {
 	struct pool_job job;
 	struct pool_engine *e;
-	ek_dreq_done_fn done;
+	dreq_done_fn done;
 	void *ctx;
 	size_t n;
-	struct ek_dreq *reqs[];
+	struct dreq *reqs[];
 };
 
-static int pe_decompress(struct ek_engine *e, struct ek_dreq *r)
+static int pe_decompress(struct engine *e, struct dreq *r)
 {
 	struct pool_engine *p = (struct pool_engine *)e;
 
@@ -54,8 +54,8 @@ static void run_decode(struct pool_job *job, unsigned int worker)
  * of output (the work) each, fewer when that would leave a worker idle,
  * and at least one request each: small requests are grouped, large ones
  * go out one by one, so that the batch completes roughly in order. */
-static int pe_submit(struct ek_engine *e, struct ek_dreq *const *reqs, size_t n,
-		     ek_dreq_done_fn done, void *ctx)
+static int pe_submit(struct engine *e, struct dreq *const *reqs, size_t n,
+		     dreq_done_fn done, void *ctx)
 {
 	struct pool_engine *p = (struct pool_engine *)e;
 	size_t total = 0, share, i = 0, k;
@@ -93,32 +93,32 @@ static int pe_submit(struct ek_engine *e, struct ek_dreq *const *reqs, size_t n,
 	return 0;
 }
 
-static void pe_destroy(struct ek_engine *e)
+static void pe_destroy(struct engine *e)
 {
 	struct pool_engine *p = (struct pool_engine *)e;
 
 	pool_destroy(p->pool);
-	ek_engine_destroy(p->inner);
+	engine_destroy(p->inner);
 	free(p);
 }
 
-static const struct ek_engine_ops pool_ops = {
+static const struct engine_ops pool_ops = {
 	.name = "worker-pool",
 	.decompress = pe_decompress,
 	.submit = pe_submit,
 	.destroy = pe_destroy,
 };
 
-int ek_engine_pool_create(struct ek_engine *base, unsigned int threads,
-			  struct ek_engine **out, ek_error *err)
+int engine_pool_create(struct engine *base, unsigned int threads,
+			  struct engine **out, ek_error *err)
 {
 	struct pool_engine *p = calloc(1, sizeof(*p));
 
 	if (!p)
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	if (pool_create(threads ? threads : 1, &p->pool)) {
 		free(p);
-		return ek_fail(err, -EAGAIN, "cannot start %u decompression threads", threads);
+		return err_fail(err, -EAGAIN, "cannot start %u decompression threads", threads);
 	}
 	p->base.ops = &pool_ops;
 	p->base.params = base->params;

@@ -1,8 +1,8 @@
 /*
  * MicroLZMA (liblzma): an LZMA1 stream without header or end marker whose
  * first byte is the complemented properties byte.  The encoder fills a
- * given output size; the decoder needs the dictionary size from the
- * image's configuration record.
+ * given output size; liblzma's decoder, selectable beside our own
+ * (microlzma.c), needs the dictionary size from the image's record.
  */
 #include <errno.h>
 #include <lzma.h>
@@ -10,9 +10,10 @@
 #include <string.h>
 
 #include "codec/codec.h"
-#include "codec/ctxpool.h"
 
-void *lzma_ctx_new(void)
+#define WHO "lzma (liblzma)"
+
+static void *liblzma_ctx_new(void)
 {
 	lzma_stream *s = malloc(sizeof(*s));
 
@@ -24,7 +25,7 @@ void *lzma_ctx_new(void)
 	return s;
 }
 
-void lzma_ctx_free(void *c)
+static void liblzma_ctx_free(void *c)
 {
 	if (c) {
 		lzma_end(c);
@@ -32,49 +33,61 @@ void lzma_ctx_free(void *c)
 	}
 }
 
-int lzma_decode(struct ctxpool *pool, const struct ek_dparams *p,
-		struct ek_dreq *r)
+static int liblzma_decode(void *ctx, const struct dparams *p, struct dreq *r)
 {
-	lzma_stream *s = ctxpool_get(pool);
+	lzma_stream *s = ctx;
 	lzma_ret ret;
-	int code = 0;
 
-	if (!s)
-		return dreq_fail(r, -ENOMEM, "lzma (liblzma): out of memory");
 	/* The decoder is told the exact output size unless only a prefix is
 	 * wanted; it then checks the stream ends exactly there. */
 	ret = lzma_microlzma_decoder(s, r->in_len, r->out_len, !r->partial,
 				     lzma_dict_size_of(p));
-	if (ret != LZMA_OK) {
-		code = dreq_fail(r, ret == LZMA_MEM_ERROR ? -ENOMEM : -EUCLEAN,
-				 "lzma (liblzma): decoder setup failed (%d)", (int)ret);
-		goto out;
-	}
+	if (ret != LZMA_OK)
+		return dreq_fail(r, ret == LZMA_MEM_ERROR ? -ENOMEM : -EUCLEAN,
+				 WHO ": decoder setup failed (%d)", (int)ret);
 	s->next_in = r->in;
 	s->avail_in = r->in_len;
 	s->next_out = r->out;
 	s->avail_out = r->out_len;
 	ret = lzma_code(s, LZMA_FINISH);
 	if (ret != LZMA_STREAM_END && !(r->partial && ret == LZMA_OK && s->avail_out == 0))
-		code = dreq_fail(r, -EUCLEAN, "lzma (liblzma): malformed stream (%d)", (int)ret);
-	else if (s->avail_out != 0)
-		code = dreq_fail(r, -EUCLEAN, "lzma (liblzma): stream decodes to %zu bytes, expected %zu",
+		return dreq_fail(r, -EUCLEAN, WHO ": malformed stream (%d)", (int)ret);
+	if (s->avail_out != 0)
+		return dreq_fail(r, -EUCLEAN, WHO ": stream decodes to %zu bytes, expected %zu",
 				 r->out_len - s->avail_out, r->out_len);
-out:
-	ctxpool_put(pool, s);
-	return code;
+	return 0;
 }
+
+const struct decoder liblzma_decoder = {
+	.name = "liblzma",
+	.who = WHO,
+	.ctx_new = liblzma_ctx_new,
+	.ctx_free = liblzma_ctx_free,
+	.decode = liblzma_decode,
+};
 
 struct lzma_encoder {
 	lzma_stream strm;
 	lzma_options_lzma opt;
 };
 
-struct lzma_encoder *lzma_encoder_new(int level, uint32_t dict_size)
+/* mkfs.erofs's default dictionary: four clusters, within 32 KiB..8 MiB. */
+static void lzma_configure(struct encoder_params *p, uint32_t pcluster,
+			   struct fmt_zconfig *cfg)
+{
+	uint32_t four = pcluster * 4u;
+
+	if (!p->dict_size)
+		p->dict_size = four < (32u << 10) ? (32u << 10) :
+			       four > (8u << 20) ? (8u << 20) : four;
+	cfg->lzma_dict_size = p->dict_size;
+}
+
+static void *lzma_create(const struct encoder_params *p)
 {
 	struct lzma_encoder *e = calloc(1, sizeof(*e));
-	uint32_t preset = level >= 100 ? (uint32_t)(level - 100) | LZMA_PRESET_EXTREME
-				       : (uint32_t)level;
+	uint32_t preset = p->level >= 100 ? (uint32_t)(p->level - 100) | LZMA_PRESET_EXTREME
+					  : (uint32_t)p->level;
 	lzma_stream init = LZMA_STREAM_INIT;
 
 	if (!e)
@@ -84,24 +97,28 @@ struct lzma_encoder *lzma_encoder_new(int level, uint32_t dict_size)
 		free(e);
 		return NULL;
 	}
-	e->opt.dict_size = dict_size;
+	e->opt.dict_size = p->dict_size;
 	return e;
 }
 
-void lzma_encoder_free(struct lzma_encoder *e)
+static void lzma_destroy(void *state)
 {
+	struct lzma_encoder *e = state;
+
 	if (e) {
 		lzma_end(&e->strm);
 		free(e);
 	}
 }
 
-int lzma_encoder_fill(struct lzma_encoder *e, const uint8_t *in,
-		      size_t in_len, uint8_t *out, size_t out_cap,
-		      size_t *consumed, size_t *out_len)
+static int lzma_fill(void *state, const uint8_t *in, size_t in_len,
+		     uint8_t *out, size_t out_cap, size_t *consumed,
+		     size_t *out_len, size_t *hint)
 {
+	struct lzma_encoder *e = state;
 	lzma_ret ret = lzma_microlzma_encoder(&e->strm, &e->opt);
 
+	(void)hint;   /* MicroLZMA stops where the output is full by itself */
 	if (ret != LZMA_OK)
 		return ret == LZMA_MEM_ERROR ? -ENOMEM : -EINVAL;
 	e->strm.next_in = in;
@@ -117,3 +134,10 @@ int lzma_encoder_fill(struct lzma_encoder *e, const uint8_t *in,
 	*out_len = (size_t)e->strm.total_out;
 	return 0;
 }
+
+const struct encoder_ops lzma_encoder_ops = {
+	.configure = lzma_configure,
+	.create = lzma_create,
+	.destroy = lzma_destroy,
+	.fill = lzma_fill,
+};

@@ -28,7 +28,6 @@
 #include <string.h>
 
 #include "codec/codec.h"
-#include "codec/ctxpool.h"
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 /* Every problem names this decoder (liblzma's says "lzma (liblzma)"). */
@@ -252,14 +251,9 @@ static void reset_probs(struct lzma_probs *pr, unsigned int lc_lp)
 		p[i] = PROB_INIT;
 }
 
-void *microlzma_ctx_new(void)
+static void *microlzma_ctx_new(void)
 {
 	return malloc(sizeof(struct lzma_probs));
-}
-
-void microlzma_ctx_free(void *c)
-{
-	free(c);
 }
 
 /*
@@ -271,7 +265,7 @@ void microlzma_ctx_free(void *c)
  * has input or a non-zero code left at the end, is malformed unless only
  * a prefix was asked for.
  */
-static int decode(struct lzma_probs *pr, uint32_t dict_size, struct ek_dreq *r)
+static int decode(struct lzma_probs *pr, uint32_t dict_size, struct dreq *r)
 {
 	uint8_t *const out = r->out;
 	const size_t out_len = r->out_len;
@@ -420,15 +414,15 @@ static int decode(struct lzma_probs *pr, uint32_t dict_size, struct ek_dreq *r)
 	return 0;
 }
 
-int microlzma_decode(struct ctxpool *pool, const struct ek_dparams *p,
-		     struct ek_dreq *r)
+static int microlzma_decode(void *ctx, const struct dparams *p, struct dreq *r)
 {
-	struct lzma_probs *pr = ctxpool_get(pool);
-	int ret;
-
-	if (!pr)
-		return dreq_fail(r, -ENOMEM, WHO "out of memory");
-	ret = decode(pr, lzma_dict_size_of(p), r);
-	ctxpool_put(pool, pr);
-	return ret;
+	return decode(ctx, lzma_dict_size_of(p), r);
 }
+
+const struct decoder microlzma_decoder = {
+	.name = "builtin",
+	.who = "lzma (builtin)",
+	.ctx_new = microlzma_ctx_new,
+	.ctx_free = free,
+	.decode = microlzma_decode,
+};

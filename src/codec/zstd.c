@@ -6,25 +6,27 @@
 #include <zstd_errors.h>
 
 #include "codec/codec.h"
-#include "codec/ctxpool.h"
+#include "codec/fixed_output.h"
 
-void *zstd_ctx_new(void)
+/* The kernel sizes its window from the configuration record, 1 MiB at
+ * most: a frame that needs more is unreadable there. */
+#define WINDOW_LOG_MAX 20
+
+static void *zstd_ctx_new(void)
 {
 	return ZSTD_createDCtx();
 }
 
-void zstd_ctx_free(void *c)
+static void zstd_ctx_free(void *c)
 {
 	ZSTD_freeDCtx(c);
 }
 
-/* The kernel sizes its window from the configuration record, 1 MiB at
- * most: a frame that needs more is unreadable there. */
-static int check_window(const struct ek_dparams *p, struct ek_dreq *r)
+static int check_window(const struct dparams *p, struct dreq *r)
 {
 	ZSTD_frameHeader h;
 	size_t ret = ZSTD_getFrameHeader(&h, r->in, r->in_len);
-	unsigned int limit = p->zstd_window_log_max ? p->zstd_window_log_max : 20;
+	unsigned int limit = p->zstd_window_log_max ? p->zstd_window_log_max : WINDOW_LOG_MAX;
 
 	if (ret != 0 || h.frameType != ZSTD_frame)
 		return dreq_fail(r, -EUCLEAN, "zstd: bad frame header");
@@ -34,82 +36,111 @@ static int check_window(const struct ek_dparams *p, struct ek_dreq *r)
 	return 0;
 }
 
-int zstd_decode(struct ctxpool *pool, const struct ek_dparams *p,
-		struct ek_dreq *r)
+/* Only the first out_len bytes of the frame: stream until they are out. */
+static int decode_prefix(ZSTD_DCtx *d, struct dreq *r)
 {
-	ZSTD_DCtx *d;
+	ZSTD_inBuffer in = { r->in, r->in_len, 0 };
+	ZSTD_outBuffer out = { r->out, r->out_len, 0 };
+
+	ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+	while (out.pos < out.size) {
+		size_t n = ZSTD_decompressStream(d, &out, &in);
+
+		if (ZSTD_isError(n))
+			return dreq_fail(r, -EUCLEAN, "zstd: %s", ZSTD_getErrorName(n));
+		if (n == 0 || (in.pos == in.size && out.pos < out.size)) {
+			if (out.pos < out.size)
+				return dreq_fail(r, -EUCLEAN,
+						 "zstd: frame ends after %zu of %zu bytes",
+						 out.pos, out.size);
+			break;
+		}
+	}
+	return 0;
+}
+
+static int zstd_decode(void *ctx, const struct dparams *p, struct dreq *r)
+{
 	int code = check_window(p, r);
+	size_t n;
 
 	if (code)
 		return code;
-	d = ctxpool_get(pool);
-	if (!d)
-		return dreq_fail(r, -ENOMEM, "zstd: out of memory");
-	if (!r->partial) {
-		size_t n = ZSTD_decompressDCtx(d, r->out, r->out_len, r->in, r->in_len);
-
-		if (ZSTD_isError(n))
-			code = dreq_fail(r, -EUCLEAN, "zstd: %s", ZSTD_getErrorName(n));
-		else if (n != r->out_len)
-			code = dreq_fail(r, -EUCLEAN, "zstd: frame decodes to %zu bytes, expected %zu",
-					 n, r->out_len);
-	} else {
-		ZSTD_inBuffer in = { r->in, r->in_len, 0 };
-		ZSTD_outBuffer out = { r->out, r->out_len, 0 };
-
-		ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
-		while (out.pos < out.size) {
-			size_t n = ZSTD_decompressStream(d, &out, &in);
-
-			if (ZSTD_isError(n)) {
-				code = dreq_fail(r, -EUCLEAN, "zstd: %s", ZSTD_getErrorName(n));
-				break;
-			}
-			if (n == 0 || (in.pos == in.size && out.pos < out.size)) {
-				if (out.pos < out.size)
-					code = dreq_fail(r, -EUCLEAN,
-							 "zstd: frame ends after %zu of %zu bytes",
-							 out.pos, out.size);
-				break;
-			}
-		}
-	}
-	ctxpool_put(pool, d);
-	return code;
+	if (r->partial)
+		return decode_prefix(ctx, r);
+	n = ZSTD_decompressDCtx(ctx, r->out, r->out_len, r->in, r->in_len);
+	if (ZSTD_isError(n))
+		return dreq_fail(r, -EUCLEAN, "zstd: %s", ZSTD_getErrorName(n));
+	if (n != r->out_len)
+		return dreq_fail(r, -EUCLEAN, "zstd: frame decodes to %zu bytes, expected %zu",
+				 n, r->out_len);
+	return 0;
 }
+
+const struct decoder zstd_decoder = {
+	.name = "zstd",
+	.who = "zstd",
+	.ctx_new = zstd_ctx_new,
+	.ctx_free = zstd_ctx_free,
+	.decode = zstd_decode,
+};
 
 struct zstd_encoder {
 	ZSTD_CCtx *c;
+	struct fixed_output fit;
+	uint32_t granule;
 };
 
-struct zstd_encoder *zstd_encoder_new(int level, unsigned int window_log)
+/* Frames never need more than the kernel's window. */
+static void zstd_configure(struct encoder_params *p, uint32_t pcluster,
+			   struct fmt_zconfig *cfg)
+{
+	(void)pcluster;
+	p->dict_size = 1u << WINDOW_LOG_MAX;
+	cfg->zstd_windowlog = WINDOW_LOG_MAX;
+}
+
+static unsigned int log2_ceil(uint32_t v)
+{
+	unsigned int l = 0;
+
+	while ((1u << l) < v && l < 31)
+		l++;
+	return l;
+}
+
+static void zstd_destroy(void *state)
+{
+	struct zstd_encoder *e = state;
+
+	if (e) {
+		ZSTD_freeCCtx(e->c);
+		fixed_output_free(&e->fit);
+		free(e);
+	}
+}
+
+static void *zstd_create(const struct encoder_params *p)
 {
 	struct zstd_encoder *e = calloc(1, sizeof(*e));
 
 	if (!e)
 		return NULL;
+	e->granule = p->block_size / 8;
 	e->c = ZSTD_createCCtx();
 	if (!e->c ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(e->c, ZSTD_c_compressionLevel, level)) ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(e->c, ZSTD_c_windowLog, (int)window_log)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(e->c, ZSTD_c_compressionLevel, p->level)) ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(e->c, ZSTD_c_windowLog,
+						(int)log2_ceil(p->dict_size))) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(e->c, ZSTD_c_checksumFlag, 0))) {
-		ZSTD_freeCCtx(e->c);
-		free(e);
+		zstd_destroy(e);
 		return NULL;
 	}
 	return e;
 }
 
-void zstd_encoder_free(struct zstd_encoder *e)
-{
-	if (e) {
-		ZSTD_freeCCtx(e->c);
-		free(e);
-	}
-}
-
-int zstd_encoder_compress(void *ctx, const uint8_t *in, size_t in_len,
-			  uint8_t *out, size_t out_cap, size_t *out_len)
+static int zstd_whole(void *ctx, const uint8_t *in, size_t in_len,
+		      uint8_t *out, size_t out_cap, size_t *out_len)
 {
 	struct zstd_encoder *e = ctx;
 	size_t n = ZSTD_compress2(e->c, out, out_cap, in, in_len);
@@ -119,3 +150,21 @@ int zstd_encoder_compress(void *ctx, const uint8_t *in, size_t in_len,
 	*out_len = n;
 	return 0;
 }
+
+static int zstd_fill(void *state, const uint8_t *in, size_t in_len,
+		     uint8_t *out, size_t out_cap, size_t *consumed,
+		     size_t *out_len, size_t *hint)
+{
+	struct zstd_encoder *e = state;
+
+	return fixed_output_fill(&e->fit, zstd_whole, e, ZSTD_compressBound(in_len),
+				 in, in_len, out, out_cap, e->granule, consumed,
+				 out_len, hint);
+}
+
+const struct encoder_ops zstd_encoder_ops = {
+	.configure = zstd_configure,
+	.create = zstd_create,
+	.destroy = zstd_destroy,
+	.fill = zstd_fill,
+};

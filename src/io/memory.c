@@ -38,7 +38,7 @@ int ek_io_open_memory(const void *data, size_t size, struct ek_io **out,
 	struct memory_io *m = calloc(1, sizeof(*m));
 
 	if (!m)
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	m->data = data;
 	m->base.ops = &memory_ops;
 	m->base.size = size;

@@ -112,21 +112,21 @@ int ek_io_open_pread(const char *path, struct ek_io **out, ek_error *err)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return ek_fail(err, -errno, "%s: %s", path, strerror(errno));
+		return err_fail(err, -errno, "%s: %s", path, strerror(errno));
 	if (fstat(fd, &st) < 0) {
 		int e = errno;
 
 		close(fd);
-		return ek_fail(err, -e, "%s: %s", path, strerror(e));
+		return err_fail(err, -e, "%s: %s", path, strerror(e));
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
 		close(fd);
-		return ek_fail(err, -EINVAL, "%s: not a regular file or block device", path);
+		return err_fail(err, -EINVAL, "%s: not a regular file or block device", path);
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		close(fd);
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	}
 	p->fd = fd;
 	p->base.ops = &pread_ops;

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "codec/ctxpool.h"
+#include "util/ctxpool.h"
 #include "io/io.h"
 #include "util/error.h"
 
@@ -199,13 +199,13 @@ int ek_io_open_uring(const char *path, struct ek_io **out, ek_error *err)
 		if (fd >= 0)
 			close(fd);
 		ring_free(probe);
-		return ek_fail(err, -e, "%s: %s", path, strerror(e));
+		return err_fail(err, -e, "%s: %s", path, strerror(e));
 	}
 	u = calloc(1, sizeof(*u));
 	if (!u) {
 		close(fd);
 		ring_free(probe);
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	}
 	u->fd = fd;
 	u->direct = (fcntl(fd, F_GETFL) & O_DIRECT) != 0;

@@ -47,7 +47,7 @@ int ek_cache_create(size_t bytes, size_t min_shard, struct ek_cache **out,
 	size_t nbuckets;
 
 	if (!c)
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	memset(c, 0, sizeof(*c));
 	c->nshards = (unsigned int)(bytes / (min_shard ? min_shard : 1));
 	if (c->nshards < 1)
@@ -65,7 +65,7 @@ int ek_cache_create(size_t bytes, size_t min_shard, struct ek_cache **out,
 			while (i--)
 				free(c->shards[i].buckets);
 			free(c);
-			return ek_fail(err, -ENOMEM, "out of memory");
+			return err_fail(err, -ENOMEM, "out of memory");
 		}
 		s->mask = nbuckets - 1;
 		pthread_mutex_init(&s->lock, NULL);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "codec/codec.h"
 #include "read/internal.h"
 
 /* Map a chunk: sets *hole or *phys (byte offset of the chunk's start). */
@@ -21,7 +22,7 @@ static int chunk_lookup(ek_inode *inode, uint64_t chunk, bool *hole,
 			inode->chunk_table_off + chunk * inode->chunk_unit, ent,
 			inode->chunk_unit, err);
 	if (ret) {
-		ek_error_prefix(err, "inode %llu: chunk %llu index: ",
+		err_prefix(err, "inode %llu: chunk %llu index: ",
 				(unsigned long long)inode->nid,
 				(unsigned long long)chunk);
 		return ret;
@@ -51,7 +52,7 @@ static int chunk_lookup(ek_inode *inode, uint64_t chunk, bool *hole,
 	}
 	if (device) {
 		if (device > img->ndevices)
-			return ek_fail(err, -EUCLEAN,
+			return err_fail(err, -EUCLEAN,
 				       "inode %llu: chunk %llu refers to missing device %u",
 				       (unsigned long long)inode->nid,
 				       (unsigned long long)chunk, device);
@@ -59,7 +60,7 @@ static int chunk_lookup(ek_inode *inode, uint64_t chunk, bool *hole,
 		blk += img->devices[device - 1].uniaddr;
 	}
 	if (blk > (UINT64_MAX >> img->blkszbits))
-		return ek_fail(err, -EUCLEAN, "inode %llu: chunk %llu block %llu out of range",
+		return err_fail(err, -EUCLEAN, "inode %llu: chunk %llu block %llu out of range",
 			       (unsigned long long)inode->nid,
 			       (unsigned long long)chunk, (unsigned long long)blk);
 	*phys = blk << img->blkszbits;
@@ -89,7 +90,7 @@ static int chunked_read(ek_inode *inode, uint8_t *buf, size_t len,
 		} else {
 			ret = image_read(inode->img, phys + inchunk, buf, n, err);
 			if (ret) {
-				ek_error_prefix(err, "inode %llu: chunk %llu: ",
+				err_prefix(err, "inode %llu: chunk %llu: ",
 						(unsigned long long)inode->nid,
 						(unsigned long long)chunk);
 				return ret;
@@ -123,7 +124,7 @@ static int flat_read(ek_inode *inode, uint8_t *buf, size_t len, uint64_t off,
 			ret = image_read(img, (inode->raw.startblk << img->blkszbits) + off,
 					 buf, n, err);
 			if (ret) {
-				ek_error_prefix(err, "inode %llu: ",
+				err_prefix(err, "inode %llu: ",
 						(unsigned long long)inode->nid);
 				return ret;
 			}
@@ -136,7 +137,7 @@ static int flat_read(ek_inode *inode, uint8_t *buf, size_t len, uint64_t off,
 		ret = meta_read(img, inode->in_metabox,
 				inode->data_off + (off - inline_start), buf, len, err);
 		if (ret) {
-			ek_error_prefix(err, "inode %llu: inline data: ",
+			err_prefix(err, "inode %llu: inline data: ",
 					(unsigned long long)inode->nid);
 			return ret;
 		}
@@ -150,7 +151,7 @@ int data_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 	if (!len)
 		return 0;
 	if (off > inode->raw.size || len > inode->raw.size - off)
-		return ek_fail(err, -EINVAL, "inode %llu: read past end of file",
+		return err_fail(err, -EINVAL, "inode %llu: read past end of file",
 			       (unsigned long long)inode->nid);
 	switch (inode->raw.layout) {
 	case EROFS_LAYOUT_FLAT_PLAIN:
@@ -169,7 +170,7 @@ ssize_t ek_read(ek_inode *inode, void *buf, size_t len, uint64_t offset,
 	int ret;
 
 	if (S_ISDIR(inode->raw.mode))
-		return ek_fail(err, -EISDIR, "inode %llu is a directory",
+		return err_fail(err, -EISDIR, "inode %llu is a directory",
 			       (unsigned long long)inode->nid);
 	if (offset >= inode->raw.size)
 		return 0;
@@ -187,17 +188,17 @@ ssize_t ek_readlink(ek_inode *inode, char *buf, size_t size, ek_error *err)
 	int ret;
 
 	if (!S_ISLNK(inode->raw.mode))
-		return ek_fail(err, -EINVAL, "inode %llu is not a symlink",
+		return err_fail(err, -EINVAL, "inode %llu is not a symlink",
 			       (unsigned long long)inode->nid);
 	if (size < len + 1)
-		return ek_fail(err, -ERANGE, "inode %llu: symlink target needs %zu bytes",
+		return err_fail(err, -ERANGE, "inode %llu: symlink target needs %zu bytes",
 			       (unsigned long long)inode->nid, len + 1);
 	ret = data_read(inode, buf, len, 0, err);
 	if (ret)
 		return ret;
 	buf[len] = '\0';
 	if (memchr(buf, '\0', len))
-		return ek_fail(err, -EUCLEAN, "inode %llu: symlink target contains NUL",
+		return err_fail(err, -EUCLEAN, "inode %llu: symlink target contains NUL",
 			       (unsigned long long)inode->nid);
 	return (ssize_t)len;
 }
@@ -209,7 +210,7 @@ int ek_map(ek_inode *inode, uint64_t offset, ek_extent *out, ek_error *err)
 
 	memset(out, 0, sizeof(*out));
 	if (offset >= size)
-		return ek_fail(err, -EINVAL, "inode %llu: offset %llu beyond size %llu",
+		return err_fail(err, -EINVAL, "inode %llu: offset %llu beyond size %llu",
 			       (unsigned long long)inode->nid,
 			       (unsigned long long)offset, (unsigned long long)size);
 	switch (inode->raw.layout) {
@@ -259,7 +260,7 @@ int ek_map(ek_inode *inode, uint64_t offset, ek_extent *out, ek_error *err)
 
 const char *ek_algorithm_name(unsigned int id)
 {
-	static const char *const names[] = { "lz4", "lzma", "deflate", "zstd" };
+	const struct codec *c = codec_of_algorithm(id);
 
-	return id < 4 ? names[id] : "unknown";
+	return c ? c->name : "unknown";
 }

@@ -27,7 +27,7 @@ static int load_block(ek_inode *dir, uint64_t index, struct dirblock *b,
 
 	ret = data_read(dir, b->data, valid, start, err);
 	if (ret) {
-		ek_error_prefix(err, "directory %llu, block %llu: ",
+		err_prefix(err, "directory %llu, block %llu: ",
 				(unsigned long long)dir->nid,
 				(unsigned long long)index);
 		return ret;
@@ -35,7 +35,7 @@ static int load_block(ek_inode *dir, uint64_t index, struct dirblock *b,
 	ret = fmt_dirblock_parse(b->data, valid, img->blksz, b->ents,
 				 &b->count, &why);
 	if (ret)
-		return ek_fail(err, ret, "directory %llu, block %llu: %s",
+		return err_fail(err, ret, "directory %llu, block %llu: %s",
 			       (unsigned long long)dir->nid,
 			       (unsigned long long)index, why.text);
 	return 0;
@@ -44,7 +44,7 @@ static int load_block(ek_inode *dir, uint64_t index, struct dirblock *b,
 static int require_dir(ek_inode *dir, ek_error *err)
 {
 	if (!S_ISDIR(dir->raw.mode))
-		return ek_fail(err, -ENOTDIR, "inode %llu is not a directory",
+		return err_fail(err, -ENOTDIR, "inode %llu is not a directory",
 			       (unsigned long long)dir->nid);
 	return 0;
 }
@@ -68,7 +68,7 @@ int ek_readdir(ek_inode *dir, uint64_t offset, ek_readdir_fn fn, void *ctx,
 
 	blk = malloc(sizeof(*blk));
 	if (!blk)
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	/* Lookups bisect over blocks: the order must hold across them too,
 	 * so a walk starting mid-directory first reads the block before. */
 	if (b > 0 && b < nblocks) {
@@ -86,7 +86,7 @@ int ek_readdir(ek_inode *dir, uint64_t offset, ek_readdir_fn fn, void *ctx,
 			break;
 		if (prev_len && fmt_name_cmp(prev, prev_len, blk->ents[0].name,
 					     blk->ents[0].name_len) >= 0) {
-			ret = ek_fail(err, -EUCLEAN,
+			ret = err_fail(err, -EUCLEAN,
 				      "directory %llu, block %llu: names out of order across blocks: \"%.*s\" comes after the previous block's last name",
 				      (unsigned long long)dir->nid, (unsigned long long)b,
 				      (int)blk->ents[0].name_len, blk->ents[0].name);
@@ -127,11 +127,11 @@ int ek_lookup_child(ek_inode *dir, const char *name, size_t name_len,
 	if (ret)
 		return ret;
 	if (name_len == 0 || name_len > EROFS_NAME_MAX)
-		return ek_fail(err, -ENOENT, "no entry of that name");
+		return err_fail(err, -ENOENT, "no entry of that name");
 	hi = div_round_up_u64(dir->raw.size, img->blksz);
 	blk = malloc(sizeof(*blk));
 	if (!blk)
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	/* Names are sorted across blocks: find the last block whose first
 	 * name is <= key, then search inside it. */
 	ret = -ENOENT;
@@ -179,7 +179,7 @@ int ek_lookup_child(ek_inode *dir, const char *name, size_t name_len,
 	}
 	free(blk);
 	if (ret == -ENOENT)
-		ek_fail(err, -ENOENT, "no entry named \"%.*s\" in directory %llu",
+		err_fail(err, -ENOENT, "no entry named \"%.*s\" in directory %llu",
 			(int)name_len, name, (unsigned long long)dir->nid);
 	return ret;
 }
@@ -192,7 +192,7 @@ int ek_lookup(ek_image *img, const char *path, ek_nid *out, ek_error *err)
 	int ret;
 
 	if (!len)
-		return ek_fail(err, -ENOENT, "empty path");
+		return err_fail(err, -ENOENT, "empty path");
 
 	while (*p) {
 		const char *end;
@@ -212,7 +212,7 @@ int ek_lookup(ek_image *img, const char *path, ek_nid *out, ek_error *err)
 		ek_inode_put(dir);
 		if (ret) {
 			if (ret == -ENOENT)
-				ek_fail(err, -ENOENT, "%s: no such file or directory", path);
+				err_fail(err, -ENOENT, "%s: no such file or directory", path);
 			return ret;
 		}
 		p = end;
@@ -225,7 +225,7 @@ int ek_lookup(ek_image *img, const char *path, ek_nid *out, ek_error *err)
 		if (ret)
 			return ret;
 		ret = S_ISDIR(last->raw.mode) ? 0 :
-		      ek_fail(err, -ENOTDIR, "%s: not a directory", path);
+		      err_fail(err, -ENOTDIR, "%s: not a directory", path);
 		ek_inode_put(last);
 		if (ret)
 			return ret;

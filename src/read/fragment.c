@@ -24,7 +24,7 @@ int fragment_cache_create(ek_image *img, ek_error *err)
 	struct fragment_cache *fc = calloc(1, sizeof(*fc));
 
 	if (!fc)
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	pthread_mutex_init(&fc->lock, NULL);
 	img->fragments = fc;
 	return 0;
@@ -74,13 +74,13 @@ int fragment_read(ek_image *img, uint64_t off, void *buf, size_t len,
 	int ret;
 
 	if (!img->packed)
-		return ek_fail(err, -EUCLEAN, "fragment without a packed inode");
+		return err_fail(err, -EUCLEAN, "fragment without a packed inode");
 	if (!S_ISREG(img->packed->st.mode))
-		return ek_fail(err, -EUCLEAN, "packed inode %llu is not a regular file",
+		return err_fail(err, -EUCLEAN, "packed inode %llu is not a regular file",
 			       (unsigned long long)img->packed->nid);
 	size = img->packed->st.size;
 	if (off > size || len > size - off)
-		return ek_fail(err, -EUCLEAN,
+		return err_fail(err, -EUCLEAN,
 			       "fragment at %llu (+%zu) lies past the end of the %llu-byte packed inode",
 			       (unsigned long long)off, len, (unsigned long long)size);
 	ret = load_once(img, &data, err);

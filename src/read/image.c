@@ -11,6 +11,7 @@
 #include "read/cache.h"
 #include "read/readahead.h"
 #include "read/internal.h"
+#include "util/pool.h"
 
 void ek_open_options_init(ek_open_options *o)
 {
@@ -21,16 +22,17 @@ void ek_open_options_init(ek_open_options *o)
 int ek_open_options_set_engine(ek_open_options *o, const char *name, ek_error *err)
 {
 	unsigned int algorithm;
-	const char *canonical;
-	int ret = ek_decoder_lookup(name, &algorithm, &canonical, err);
+	const struct decoder *d;
+	int ret = decoder_lookup(name, &algorithm, &d, err);
 
 	if (ret)
 		return ret;
 	/* The static spelling: the caller's string need not outlive o. */
-	if (algorithm == EK_ALG_LZMA)
-		o->lzma_engine = canonical;
-	else
-		o->deflate_engine = canonical;
+	if (algorithm == EROFS_ALG_LZMA)
+		o->lzma_engine = d->name;
+	else if (algorithm == EROFS_ALG_DEFLATE)
+		o->deflate_engine = d->name;
+	/* Algorithms with one decoder have nothing to choose. */
 	return 0;
 }
 
@@ -40,13 +42,13 @@ int image_read(ek_image *img, uint64_t off, void *buf, size_t len,
 	int ret;
 
 	if (off > img->size || len > img->size - off)
-		return ek_fail(err, -EUCLEAN,
+		return err_fail(err, -EUCLEAN,
 			       "read of %zu bytes at offset %llu is past the end of the %llu-byte image",
 			       len, (unsigned long long)off,
 			       (unsigned long long)img->size);
 	ret = img->io->ops->read(img->io, buf, len, off);
 	if (ret)
-		return ek_fail(err, ret, "reading %zu bytes at image offset %llu: %s",
+		return err_fail(err, ret, "reading %zu bytes at image offset %llu: %s",
 			       len, (unsigned long long)off, ek_strerror(ret));
 	return 0;
 }
@@ -103,7 +105,7 @@ int meta_read(ek_image *img, bool in_metabox, uint64_t off, void *buf,
 		return img->metacache ? cached_meta_read(img, off, buf, len, err)
 				      : image_read(img, off, buf, len, err);
 	if (off > img->metabox_size || len > img->metabox_size - off)
-		return ek_fail(err, -EUCLEAN,
+		return err_fail(err, -EUCLEAN,
 			       "metadata at offset %llu (+%zu) is past the end of the %llu-byte metabox",
 			       (unsigned long long)off, len,
 			       (unsigned long long)img->metabox_size);
@@ -133,7 +135,7 @@ static int load_compr_configs(ek_image *img, ek_error *err)
 	}
 	img->algorithms = sb->u1;
 	if (img->algorithms & ~((1u << EROFS_ALG_MAX) - 1))
-		return ek_fail(err, -EOPNOTSUPP,
+		return err_fail(err, -EOPNOTSUPP,
 			       "superblock: unknown compression algorithms in bitmap 0x%x",
 			       img->algorithms);
 	for (alg = 0; alg < EROFS_ALG_MAX; alg++) {
@@ -155,7 +157,7 @@ static int load_compr_configs(ek_image *img, ek_error *err)
 			return ret;
 		ret = fmt_zconfig_decode(alg, rec + 2, len, img->blksz, &cfg, &why);
 		if (ret)
-			return ek_fail(err, ret, "superblock: %s", why.text);
+			return err_fail(err, ret, "superblock: %s", why.text);
 		off += 2 + len;
 	}
 done:
@@ -169,25 +171,29 @@ done:
 
 static int create_engine(ek_image *img, ek_error *err)
 {
-	struct ek_decoders decoders;
-	struct ek_engine *sw;
-	int ret = ek_decoders_choose(img->opts.deflate_engine, img->opts.lzma_engine,
-				     &decoders, err);
+	const char *names[EROFS_ALG_MAX] = {
+		[EROFS_ALG_DEFLATE] = img->opts.deflate_engine,
+		[EROFS_ALG_LZMA] = img->opts.lzma_engine,
+	};
+	struct decoder_choice decoders;
+	struct engine *sw;
+	int ret = decoder_choose(names, &decoders, err);
 
 	if (!ret)
-		ret = ek_engine_software_create(&decoders, &sw, err);
+		ret = engine_software_create(&decoders, &sw, err);
 	if (ret)
 		return ret;
 	sw->params.lzma_dict_size = img->zcfg.lzma_dict_size;
 	sw->params.zstd_window_log_max = img->zcfg.zstd_windowlog;
-	if (!img->opts.workers) {
+	/* Only reads through the cache decode in batches, on background
+	 * threads; every other read decodes in its own thread. */
+	if (img->workers <= 1 || !img->opts.cache_bytes) {
 		img->engine = sw;
 		return 0;
 	}
-	/* Batches decode on background threads. */
-	ret = ek_engine_pool_create(sw, img->opts.workers, &img->engine, err);
+	ret = engine_pool_create(sw, img->workers, &img->engine, err);
 	if (ret)
-		ek_engine_destroy(sw);
+		engine_destroy(sw);
 	return ret;
 }
 
@@ -202,14 +208,14 @@ static int load_devices(ek_image *img, ek_error *err)
 		return 0;
 	img->devices = calloc(sb->extra_devices, sizeof(*img->devices));
 	if (!img->devices)
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	for (i = 0; i < sb->extra_devices; i++) {
 		uint8_t slot[EROFS_DEVICE_SLOT_SIZE];
 		uint64_t off = ((uint64_t)sb->devt_slotoff + i) * EROFS_DEVICE_SLOT_SIZE;
 		int ret = image_read(img, off, slot, sizeof(slot), err);
 
 		if (ret) {
-			ek_error_prefix(err, "device table slot %u: ", i);
+			err_prefix(err, "device table slot %u: ", i);
 			return ret;
 		}
 		img->devices[i].blocks = get_le32(slot + 64);
@@ -228,7 +234,7 @@ static int load_metabox(ek_image *img, ek_error *err)
 		return 0;
 	ret = inode_load(img, img->sb.metabox_nid, &mb, err);
 	if (ret) {
-		ek_error_prefix(err, "metabox inode: ");
+		err_prefix(err, "metabox inode: ");
 		return ret;
 	}
 	/* Metadata is read many times: keep the decoded form in memory.
@@ -236,20 +242,20 @@ static int load_metabox(ek_image *img, ek_error *err)
 	 * whole image bounds the extent count; cap it anyway. */
 	if (!S_ISREG(mb->st.mode) || mb->st.size > (1ull << 32)) {
 		ek_inode_put(mb);
-		return ek_fail(err, -EUCLEAN, "metabox inode %llu: not a regular file of sane size",
+		return err_fail(err, -EUCLEAN, "metabox inode %llu: not a regular file of sane size",
 			       (unsigned long long)img->sb.metabox_nid);
 	}
 	img->metabox_size = mb->st.size;
 	img->metabox = malloc(img->metabox_size ? img->metabox_size : 1);
 	if (!img->metabox) {
 		ek_inode_put(mb);
-		return ek_fail(err, -ENOMEM, "out of memory for a %llu-byte metabox",
+		return err_fail(err, -ENOMEM, "out of memory for a %llu-byte metabox",
 			       (unsigned long long)img->metabox_size);
 	}
 	ret = data_read(mb, img->metabox, img->metabox_size, 0, err);
 	ek_inode_put(mb);
 	if (ret)
-		ek_error_prefix(err, "metabox: ");
+		err_prefix(err, "metabox: ");
 	return ret;
 }
 
@@ -262,7 +268,7 @@ static int load_packed(ek_image *img, ek_error *err)
 		return 0;
 	ret = inode_load(img, img->sb.packed_nid, &img->packed, err);
 	if (ret) {
-		ek_error_prefix(err, "packed inode: ");
+		err_prefix(err, "packed inode: ");
 		return ret;
 	}
 	/* Its type is checked where fragments are read: the kernel mounts
@@ -283,7 +289,7 @@ static int open_common(struct ek_io *io, const ek_open_options *opts,
 	img = calloc(1, sizeof(*img));
 	if (!img) {
 		ek_io_close(io);
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	}
 	img->io = io;
 	img->size = io->size;
@@ -296,15 +302,18 @@ static int open_common(struct ek_io *io, const ek_open_options *opts,
 	else
 		ek_open_options_init(&img->opts);
 
+	ret = pool_resolve_workers(img->opts.workers, &img->workers, err);
+	if (ret)
+		goto fail;
 	headlen = img->size < sizeof(head) ? (size_t)img->size : sizeof(head);
 	ret = io->ops->read(io, head, headlen, 0);
 	if (ret) {
-		ek_fail(err, ret, "reading the superblock: %s", ek_strerror(ret));
+		err_fail(err, ret, "reading the superblock: %s", ek_strerror(ret));
 		goto fail;
 	}
 	ret = fmt_super_decode(head, headlen, &img->sb, &why);
 	if (ret) {
-		ek_fail(err, ret, "superblock: %s", why.text);
+		err_fail(err, ret, "superblock: %s", why.text);
 		goto fail;
 	}
 	img->blksz = img->sb.blksz;
@@ -326,7 +335,7 @@ static int open_common(struct ek_io *io, const ek_open_options *opts,
 		ret = ek_cache_create(img->opts.cache_bytes, 16u << 20, &img->cache, err);
 		if (ret)
 			goto fail;
-		if (img->opts.readahead && img->opts.workers) {
+		if (img->opts.readahead && img->workers > 1) {
 			ret = readahead_create(img, &img->readahead, err);
 			if (ret)
 				goto fail;
@@ -335,12 +344,12 @@ static int open_common(struct ek_io *io, const ek_open_options *opts,
 
 	ret = inode_load(img, img->sb.root_nid, &root, err);
 	if (ret) {
-		ek_error_prefix(err, "root inode: ");
+		err_prefix(err, "root inode: ");
 		goto fail;
 	}
 	if (!S_ISDIR(root->st.mode)) {
 		ek_inode_put(root);
-		ret = ek_fail(err, -EUCLEAN, "root inode %llu is not a directory",
+		ret = err_fail(err, -EUCLEAN, "root inode %llu is not a directory",
 			      (unsigned long long)img->sb.root_nid);
 		goto fail;
 	}
@@ -370,7 +379,7 @@ int ek_open(const char *path, const ek_open_options *opts, ek_image **out,
 		return ret;
 	ret = open_common(io, opts, out, err);
 	if (ret && err)
-		ek_error_prefix(err, "%s: ", path);
+		err_prefix(err, "%s: ", path);
 	return ret;
 }
 
@@ -403,7 +412,7 @@ void ek_close(ek_image *img)
 	free(img->prefixes);
 	free(img->devices);
 	free(img->metabox);
-	ek_engine_destroy(img->engine);
+	engine_destroy(img->engine);
 	ctxpool_fini(&img->zbufs);
 	ek_io_close(img->io);
 	free(img);
@@ -440,6 +449,11 @@ void ek_get_super_info(const ek_image *img, ek_super_info *o)
 	o->metabox_nid = (sb->feature_incompat & EROFS_INCOMPAT_METABOX) ?
 			 sb->metabox_nid : 0;
 	o->image_size = img->size;
+}
+
+unsigned int ek_image_workers(const ek_image *img)
+{
+	return img->workers;
 }
 
 ek_nid ek_root_nid(const ek_image *img)

@@ -26,13 +26,13 @@ static int locate(ek_image *img, ek_nid nid, ek_inode *inode, ek_error *err)
 		inode->in_metabox = true;
 		slot = nid & ~METABOX_NID_BIT;
 		if (slot > (UINT64_MAX >> EROFS_SLOT_BITS))
-			return ek_fail(err, -EUCLEAN, "inode %llu: nid out of range",
+			return err_fail(err, -EUCLEAN, "inode %llu: nid out of range",
 				       (unsigned long long)nid);
 		inode->iloc = slot << EROFS_SLOT_BITS;
 		return 0;
 	}
 	if (slot > (img->size >> EROFS_SLOT_BITS))
-		return ek_fail(err, -EUCLEAN, "inode %llu: nid points past the end of the image",
+		return err_fail(err, -EUCLEAN, "inode %llu: nid points past the end of the image",
 			       (unsigned long long)nid);
 	inode->iloc = ((uint64_t)img->sb.meta_blkaddr << img->blkszbits) +
 		      (slot << EROFS_SLOT_BITS);
@@ -49,7 +49,7 @@ static int prepare_flat(ek_inode *inode, ek_error *err)
 		uint64_t tail = size - (nblocks - 1) * img->blksz;
 
 		if ((inode->data_off & (img->blksz - 1)) + tail > img->blksz)
-			return ek_fail(err, -EUCLEAN,
+			return err_fail(err, -EUCLEAN,
 				       "inode %llu: inline data (%llu bytes at offset %llu) crosses a block boundary",
 				       (unsigned long long)inode->nid,
 				       (unsigned long long)tail,
@@ -62,7 +62,7 @@ static int prepare_flat(ek_inode *inode, ek_error *err)
 
 		if (first > (img->size >> img->blkszbits) ||
 		    nblocks > (img->size >> img->blkszbits) - first)
-			return ek_fail(err, -EUCLEAN,
+			return err_fail(err, -EUCLEAN,
 				       "inode %llu: data blocks %llu..%llu lie past the end of the image",
 				       (unsigned long long)inode->nid,
 				       (unsigned long long)first,
@@ -77,7 +77,7 @@ static int prepare_chunked(ek_inode *inode, ek_error *err)
 	uint32_t format = inode->raw.u & 0xFFFFu;
 
 	if (!(img->sb.feature_incompat & EROFS_INCOMPAT_CHUNKED_FILE))
-		return ek_fail(err, -EUCLEAN,
+		return err_fail(err, -EUCLEAN,
 			       "inode %llu: chunk-based layout without the chunked_file feature",
 			       (unsigned long long)inode->nid);
 	inode->chunkbits = img->blkszbits + (format & EROFS_CHUNK_BITS_MASK);
@@ -123,7 +123,7 @@ int inode_load(ek_image *img, ek_nid nid, ek_inode **out, ek_error *err)
 
 	inode = calloc(1, sizeof(*inode));
 	if (!inode)
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	inode->img = img;
 	inode->nid = nid;
 	atomic_init(&inode->refs, 1);
@@ -139,12 +139,12 @@ int inode_load(ek_image *img, ek_nid nid, ek_inode **out, ek_error *err)
 				EROFS_INODE_EXTENDED_SIZE - EROFS_INODE_COMPACT_SIZE,
 				err);
 	if (ret) {
-		ek_error_prefix(err, "inode %llu: ", (unsigned long long)nid);
+		err_prefix(err, "inode %llu: ", (unsigned long long)nid);
 		goto fail;
 	}
 	ret = fmt_inode_decode(core, &img->sb, &inode->raw, &why);
 	if (ret) {
-		ek_fail(err, ret, "inode %llu: %s", (unsigned long long)nid, why.text);
+		err_fail(err, ret, "inode %llu: %s", (unsigned long long)nid, why.text);
 		goto fail;
 	}
 	inode->xattr_off = inode->iloc + inode->raw.core_size;
@@ -153,14 +153,14 @@ int inode_load(ek_image *img, ek_nid nid, ek_inode **out, ek_error *err)
 
 	if (S_ISLNK(inode->raw.mode) &&
 	    (inode->raw.size == 0 || inode->raw.size > 4095)) {
-		ret = ek_fail(err, -EUCLEAN, "inode %llu: symlink length %llu not in 1..4095",
+		ret = err_fail(err, -EUCLEAN, "inode %llu: symlink length %llu not in 1..4095",
 			      (unsigned long long)nid,
 			      (unsigned long long)inode->raw.size);
 		goto fail;
 	}
 	if (!S_ISREG(inode->raw.mode) && !S_ISDIR(inode->raw.mode) &&
 	    !S_ISLNK(inode->raw.mode) && inode->raw.size) {
-		ret = ek_fail(err, -EUCLEAN, "inode %llu: special file with size %llu",
+		ret = err_fail(err, -EUCLEAN, "inode %llu: special file with size %llu",
 			      (unsigned long long)nid,
 			      (unsigned long long)inode->raw.size);
 		goto fail;

@@ -10,12 +10,12 @@
 #include "erofskit/erofskit.h"
 #include "format/inode.h"
 #include "format/super.h"
-#include "codec/ctxpool.h"
+#include "util/ctxpool.h"
 #include "format/zindex.h"
 #include "io/io.h"
 #include "util/error.h"
 
-struct ek_engine;
+struct engine;
 struct ek_cache;
 struct ek_readahead;
 
@@ -48,10 +48,11 @@ struct ek_image {
 	uint32_t blksz;
 	unsigned int blkszbits;
 	ek_open_options opts;
+	unsigned int workers;          /* opts.workers resolved */
 
 	uint16_t algorithms;           /* bitmap of usable algorithm ids */
 	struct compr_config zcfg;
-	struct ek_engine *engine;      /* decompression */
+	struct engine *engine;      /* decompression */
 
 	unsigned int ndevices;
 	struct device_slot *devices;

@@ -41,10 +41,10 @@ int readahead_create(ek_image *img, struct ek_readahead **out, ek_error *err)
 
 	(void)img;
 	if (!ra)
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	if (pool_create(1, &ra->pool)) {
 		free(ra);
-		return ek_fail(err, -EAGAIN, "cannot start the readahead thread");
+		return err_fail(err, -EAGAIN, "cannot start the readahead thread");
 	}
 	*out = ra;
 	return 0;

@@ -18,7 +18,7 @@ static int read_prefix_space(ek_image *img, uint64_t off, void *buf,
 		return meta_read(img, true, off, buf, len, err);
 	if (img->packed) {
 		if (off > img->packed->st.size || len > img->packed->st.size - off)
-			return ek_fail(err, -EUCLEAN,
+			return err_fail(err, -EUCLEAN,
 				       "long xattr prefix table at %llu is past the end of the packed inode",
 				       (unsigned long long)off);
 		return data_read(img->packed, buf, len, off, err);
@@ -35,10 +35,10 @@ int xattr_load_prefixes(ek_image *img, ek_error *err)
 	if (!(sb->feature_incompat & EROFS_INCOMPAT_XATTR_PREFIXES) || !n)
 		return 0;
 	if (n > EROFS_XATTR_LONG_PREFIX_MAX)
-		return ek_fail(err, -EUCLEAN, "superblock: %u long xattr prefixes (max 128)", n);
+		return err_fail(err, -EUCLEAN, "superblock: %u long xattr prefixes (max 128)", n);
 	img->prefixes = calloc(n, sizeof(*img->prefixes));
 	if (!img->prefixes)
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	for (i = 0; i < n; i++) {
 		uint8_t hdr[2], rec[256];
 		uint16_t len;
@@ -49,12 +49,12 @@ int xattr_load_prefixes(ek_image *img, ek_error *err)
 		if (!ret) {
 			len = get_le16(hdr);
 			if (len < 1 || len > 256)
-				return ek_fail(err, -EUCLEAN,
+				return err_fail(err, -EUCLEAN,
 					       "long xattr prefix %u: length %u not in 1..256", i, len);
 			ret = read_prefix_space(img, off + 2, rec, len, err);
 		}
 		if (ret) {
-			ek_error_prefix(err, "long xattr prefix %u: ", i);
+			err_prefix(err, "long xattr prefix %u: ", i);
 			return ret;
 		}
 		/* An unknown base index is not refused (the kernel mounts such
@@ -63,7 +63,7 @@ int xattr_load_prefixes(ek_image *img, ek_error *err)
 		img->prefixes[i].infix_len = (uint16_t)(len - 1);
 		img->prefixes[i].infix = malloc(len);
 		if (!img->prefixes[i].infix)
-			return ek_fail(err, -ENOMEM, "out of memory");
+			return err_fail(err, -ENOMEM, "out of memory");
 		memcpy(img->prefixes[i].infix, rec + 1, len - 1u);
 		img->nprefixes = i + 1;
 		off += 2 + len;
@@ -96,7 +96,7 @@ static int full_name(struct walk *w, const struct fmt_xattr_entry_hdr *h,
 		unsigned int k = h->name_index & EROFS_XATTR_LONG_PREFIX_MASK;
 
 		if (k >= img->nprefixes)
-			return ek_fail(err, -EUCLEAN,
+			return err_fail(err, -EUCLEAN,
 				       "inode %llu: xattr uses long prefix %u of %u",
 				       (unsigned long long)w->inode->nid, k,
 				       img->nprefixes);
@@ -132,7 +132,7 @@ static int report(struct walk *w, const struct fmt_xattr_entry_hdr *h,
 	if (ret)
 		return ret > 0 ? 0 : ret;
 	if (memchr(w->name, '\0', len))
-		return ek_fail(err, -EUCLEAN, "inode %llu: xattr name contains NUL",
+		return err_fail(err, -EUCLEAN, "inode %llu: xattr name contains NUL",
 			       (unsigned long long)w->inode->nid);
 	return w->fn(w->ctx, w->name, len, body + h->name_len, h->value_size);
 }
@@ -155,12 +155,12 @@ static int walk_shared(struct walk *w, uint32_t id, ek_error *err)
 				(size_t)h.name_len + h.value_size, err);
 	}
 	if (ret) {
-		ek_error_prefix(err, "inode %llu: shared xattr %u: ",
+		err_prefix(err, "inode %llu: shared xattr %u: ",
 				(unsigned long long)inode->nid, id);
 		return ret;
 	}
 	if (!h.name_len && !h.name_index)
-		return ek_fail(err, -EUCLEAN, "inode %llu: shared xattr %u is empty",
+		return err_fail(err, -EUCLEAN, "inode %llu: shared xattr %u is empty",
 			       (unsigned long long)inode->nid, id);
 	return report(w, &h, w->entry + EROFS_XATTR_ENTRY_SIZE, err);
 }
@@ -177,24 +177,24 @@ int ek_xattr_iterate(ek_inode *inode, ek_xattr_fn fn, void *ctx, ek_error *err)
 	if (!inode->raw.xattr_icount)
 		return 0;
 	if (size == EROFS_XATTR_HEADER_SIZE)
-		return ek_fail(err, -EUCLEAN,
+		return err_fail(err, -EUCLEAN,
 			       "inode %llu: xattr body holds only a header (i_xattr_icount 1)",
 			       (unsigned long long)inode->nid);
 	body = malloc(size);
 	w.entry = malloc(XATTR_ENTRY_MAX);
 	if (!body || !w.entry) {
-		ret = ek_fail(err, -ENOMEM, "out of memory");
+		ret = err_fail(err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	ret = meta_read(inode->img, inode->in_metabox, inode->xattr_off, body, size, err);
 	if (ret) {
-		ek_error_prefix(err, "inode %llu: xattrs: ", (unsigned long long)inode->nid);
+		err_prefix(err, "inode %llu: xattrs: ", (unsigned long long)inode->nid);
 		goto out;
 	}
 	fmt_xattr_body_decode(body, &hdr);
 	pos = EROFS_XATTR_HEADER_SIZE + 4u * hdr.shared_count;
 	if (pos > size) {
-		ret = ek_fail(err, -EUCLEAN,
+		ret = err_fail(err, -EUCLEAN,
 			      "inode %llu: %u shared xattr ids overflow the %u-byte xattr body",
 			      (unsigned long long)inode->nid, hdr.shared_count, size);
 		goto out;
@@ -207,7 +207,7 @@ int ek_xattr_iterate(ek_inode *inode, ek_xattr_fn fn, void *ctx, ek_error *err)
 		fmt_xattr_entry_decode(body + pos, &h);
 		esize = fmt_xattr_entry_size(h.name_len, h.value_size);
 		if (esize > size - pos) {
-			ret = ek_fail(err, -EUCLEAN,
+			ret = err_fail(err, -EUCLEAN,
 				      "inode %llu: xattr entry at body offset %u (%zu bytes) overflows the %u-byte body",
 				      (unsigned long long)inode->nid, pos, esize, size);
 			goto out;
@@ -255,7 +255,7 @@ ssize_t ek_xattr_list(ek_inode *inode, char *buf, size_t size, ek_error *err)
 	int ret = ek_xattr_iterate(inode, list_one, &l, err);
 
 	if (ret == -ERANGE)
-		return ek_fail(err, -ERANGE, "xattr name list needs more than %zu bytes", size);
+		return err_fail(err, -ERANGE, "xattr name list needs more than %zu bytes", size);
 	return ret ? ret : (ssize_t)l.used;
 }
 
@@ -292,15 +292,15 @@ ssize_t ek_xattr_get(ek_inode *inode, const char *name, void *buf,
 
 	/* As the VFS: names longer than XATTR_NAME_MAX are out of range. */
 	if (g.name_len > 255)
-		return ek_fail(err, -ERANGE, "xattr name of %zu bytes is too long", g.name_len);
+		return err_fail(err, -ERANGE, "xattr name of %zu bytes is too long", g.name_len);
 	ret = ek_xattr_iterate(inode, get_one, &g, err);
 
 	if (ret < 0)
 		return ret;
 	if (g.result == -ENODATA)
-		return ek_fail(err, -ENODATA, "inode %llu has no xattr %s",
+		return err_fail(err, -ENODATA, "inode %llu has no xattr %s",
 			       (unsigned long long)inode->nid, name);
 	if (g.result == -ERANGE)
-		return ek_fail(err, -ERANGE, "xattr %s is larger than %zu bytes", name, size);
+		return err_fail(err, -ERANGE, "xattr %s is larger than %zu bytes", name, size);
 	return g.result;
 }

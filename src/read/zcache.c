@@ -28,13 +28,13 @@ struct batch_item {
 	ek_extent e;
 	struct ek_cache_entry *ce;   /* claimed, pending until decoded */
 	uint8_t *in;
-	struct ek_dreq req;
+	struct dreq req;
 };
 
 struct batch {
 	ek_inode *inode;
 	struct batch_item items[BATCH_MAX];
-	struct ek_dreq *reqs[BATCH_MAX];
+	struct dreq *reqs[BATCH_MAX];
 	size_t n, nreq;
 	struct zbuf *scratch;        /* holds every item's pcluster */
 	pthread_mutex_t lock;
@@ -61,7 +61,7 @@ static struct batch *batch_new(ek_inode *inode)
 
 /* A decode finished (on any thread): publish the extent at once, so
  * that whoever waits for it goes on before the rest of the batch is done. */
-static void item_decoded(struct ek_dreq *r, void *ctx)
+static void item_decoded(struct dreq *r, void *ctx)
 {
 	struct batch *b = ctx;
 	struct batch_item *it = r->user;
@@ -113,14 +113,14 @@ static int claim_extents(struct batch *b, uint64_t *offp, uint64_t end, ek_error
 		/* Before any buffer is sized by it. */
 		if (!it->e.in_metadata && (it->e.physical > img->size ||
 					   it->e.physical_length > img->size - it->e.physical)) {
-			ret = ek_fail(err, -EUCLEAN, "inode %llu: pcluster past the end of the image",
+			ret = err_fail(err, -EUCLEAN, "inode %llu: pcluster past the end of the image",
 				      (unsigned long long)inode->nid);
 			break;
 		}
 		ret = ek_cache_claim(img->cache, inode->nid, it->e.logical,
 				     (size_t)it->e.length, &it->ce);
 		if (ret < 0) {
-			ret = ek_fail(err, ret, "out of memory");
+			ret = err_fail(err, ret, "out of memory");
 			break;
 		}
 		if (ret == 0)
@@ -144,7 +144,7 @@ static int place_pclusters(struct batch *b, ek_error *err)
 		total += (size_t)b->items[i].e.physical_length;
 	b->scratch = ctxpool_get(&b->inode->img->zbufs);
 	if (!b->scratch || zbuf_grow(&b->scratch->in, &b->scratch->in_cap, total))
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	for (i = 0; i < b->n; i++) {
 		b->items[i].in = b->scratch->in + at;
 		at += (size_t)b->items[i].e.physical_length;
@@ -180,7 +180,7 @@ static int read_pclusters(struct batch *b, ek_error *err)
 	img->io->ops->read_batch(img->io, ios, nio);
 	for (i = 0; i < nio; i++)
 		if (ios[i].result)
-			return ek_fail(err, ios[i].result, "inode %llu: reading a pcluster at %llu: %s",
+			return err_fail(err, ios[i].result, "inode %llu: reading a pcluster at %llu: %s",
 				       (unsigned long long)inode->nid,
 				       (unsigned long long)ios[i].offset,
 				       ek_strerror(ios[i].result));
@@ -207,7 +207,7 @@ static int batch_prepare(struct batch *b, uint64_t *offp, uint64_t end, ek_error
 		ret = zdata_stream_start(b->inode, &it->e, it->in, &skip, &legacy, err);
 		if (ret)
 			break;
-		it->req = (struct ek_dreq){
+		it->req = (struct dreq){
 			.algorithm = it->e.algorithm,
 			.in = it->in + skip,
 			.in_len = (size_t)it->e.physical_length - skip,
@@ -231,7 +231,7 @@ static int batch_prepare(struct batch *b, uint64_t *offp, uint64_t end, ek_error
 static void batch_decode_here(struct batch *b)
 {
 	if (b->nreq)
-		ek_engine_run_batch_each(b->inode->img->engine, b->reqs, b->nreq,
+		engine_run_batch(b->inode->img->engine, b->reqs, b->nreq,
 					 item_decoded, b);
 }
 
@@ -239,7 +239,7 @@ static void batch_decode_here(struct batch *b)
  * here if the engine has none, or refuses). */
 static void batch_submit(struct batch *b)
 {
-	struct ek_engine *engine = b->inode->img->engine;
+	struct engine *engine = b->inode->img->engine;
 
 	if (!b->nreq)
 		return;
@@ -287,7 +287,7 @@ int zcache_fill(ek_inode *inode, uint64_t off, uint64_t end, ek_error *err)
 		struct batch *b = batch_new(inode);
 
 		if (!b)
-			return ek_fail(err, -ENOMEM, "out of memory");
+			return err_fail(err, -ENOMEM, "out of memory");
 		ret = batch_prepare(b, &off, end, err);
 		if (!ret) {
 			batch_decode_here(b);

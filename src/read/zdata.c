@@ -71,7 +71,7 @@ static int read_plain(ek_inode *inode, const ek_extent *e, uint64_t within,
 		return read_raw(inode, e, e->physical + within, buf, n, err);
 	/* Interlaced: extent byte at file offset L sits at L mod blksz. */
 	if (e->length > blksz || e->physical_length < blksz)
-		return ek_fail(err, -EUCLEAN, "inode %llu: interlaced extent at %llu longer than a block",
+		return err_fail(err, -EUCLEAN, "inode %llu: interlaced extent at %llu longer than a block",
 			       (unsigned long long)inode->nid, (unsigned long long)e->logical);
 	pos = (e->logical + within) & (blksz - 1);
 	first = n < blksz - pos ? n : (size_t)(blksz - pos);
@@ -99,7 +99,7 @@ int zdata_stream_start(ek_inode *inode, const ek_extent *e, const uint8_t *in,
 	while (*skip < scan && in[*skip] == 0)
 		(*skip)++;
 	if (*skip == scan)
-		return ek_fail(err, -EUCLEAN,
+		return err_fail(err, -EUCLEAN,
 			       "inode %llu: pcluster at byte %llu of extent %llu starts with a block of zeros",
 			       (unsigned long long)inode->nid, (unsigned long long)e->physical,
 			       (unsigned long long)e->logical);
@@ -109,7 +109,7 @@ int zdata_stream_start(ek_inode *inode, const ek_extent *e, const uint8_t *in,
 int zdata_decode_failed(ek_inode *inode, const ek_extent *e, int code,
 			 const char *why, ek_error *err)
 {
-	return ek_fail(err, code == -ENOMEM ? -ENOMEM : -EUCLEAN,
+	return err_fail(err, code == -ENOMEM ? -ENOMEM : -EUCLEAN,
 		       "inode %llu: extent at offset %llu (%llu bytes, %s pcluster at image byte %llu, %llu bytes): %s",
 		       (unsigned long long)inode->nid, (unsigned long long)e->logical,
 		       (unsigned long long)e->length, ek_algorithm_name(e->algorithm),
@@ -122,7 +122,7 @@ int zdata_decode_failed(ek_inode *inode, const ek_extent *e, int code,
 static int decode_pcluster(ek_inode *inode, const ek_extent *e, const uint8_t *in,
 			   uint8_t *out, size_t want, ek_error *err)
 {
-	struct ek_dreq req = { .algorithm = e->algorithm };
+	struct dreq req = { .algorithm = e->algorithm };
 	size_t skip;
 	bool legacy;
 	int ret = zdata_stream_start(inode, e, in, &skip, &legacy, err);
@@ -133,7 +133,7 @@ static int decode_pcluster(ek_inode *inode, const ek_extent *e, const uint8_t *i
 		req.out = out;
 		req.out_len = want;
 		req.partial = legacy || e->partial || want < e->length;
-		ret = ek_engine_decompress(inode->img->engine, &req);
+		ret = engine_decompress(inode->img->engine, &req);
 		if (ret)
 			ret = zdata_decode_failed(inode, e, ret, req.why, err);
 	}
@@ -144,7 +144,7 @@ static int decode_pcluster(ek_inode *inode, const ek_extent *e, const uint8_t *i
 
 static int pcluster_read_failed(ek_inode *inode, const ek_extent *e, ek_error *err)
 {
-	ek_error_prefix(err, "inode %llu: pcluster of extent at %llu: ",
+	err_prefix(err, "inode %llu: pcluster of extent at %llu: ",
 			(unsigned long long)inode->nid, (unsigned long long)e->logical);
 	return err->code;
 }
@@ -165,9 +165,9 @@ static int decode_sync(ek_inode *inode, const ek_extent *e, uint8_t *out,
 		return ret;
 	zb = ctxpool_get(&img->zbufs);
 	if (!zb)
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	if (zbuf_grow(&zb->in, &zb->in_cap, (size_t)e->physical_length))
-		ret = ek_fail(err, -ENOMEM, "out of memory");
+		ret = err_fail(err, -ENOMEM, "out of memory");
 	else if (read_raw(inode, e, e->physical, zb->in, (size_t)e->physical_length, err))
 		ret = pcluster_read_failed(inode, e, err);
 	else
@@ -220,9 +220,9 @@ static int read_run(ek_inode *inode, const ek_extent *first, uint8_t *buf,
 		return decode_sync(inode, first, buf, (size_t)first->length, err);
 	zb = ctxpool_get(&inode->img->zbufs);
 	if (!zb)
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	if (zbuf_grow(&zb->in, &zb->in_cap, in))
-		ret = ek_fail(err, -ENOMEM, "out of memory");
+		ret = err_fail(err, -ENOMEM, "out of memory");
 	else if (image_read(inode->img, first->physical, zb->in, in, err))
 		ret = pcluster_read_failed(inode, first, err);
 	for (i = 0, in = 0; !ret && i < n; in += (size_t)run[i++].physical_length)
@@ -248,7 +248,7 @@ static int read_compressed(ek_inode *inode, const ek_extent *e, uint64_t within,
 	if (!zb || zbuf_grow(&zb->out, &zb->out_cap, want)) {
 		if (zb)
 			ctxpool_put(&inode->img->zbufs, zb);
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	}
 	ret = decode_sync(inode, e, zb->out, want, err);
 	if (!ret)
@@ -329,7 +329,7 @@ int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 		case EK_EXTENT_FRAGMENT:
 			ret = fragment_read(inode->img, e.physical + within, dst, n, err);
 			if (ret)
-				ek_error_prefix(err, "inode %llu: fragment: ",
+				err_prefix(err, "inode %llu: fragment: ",
 						(unsigned long long)inode->nid);
 			break;
 		case EK_EXTENT_PLAIN:

@@ -17,7 +17,7 @@
 
 static int bad(ek_inode *inode, ek_error *err, const char *what, uint64_t k)
 {
-	return ek_fail(err, -EUCLEAN, "inode %llu: encoded extent %llu: %s",
+	return err_fail(err, -EUCLEAN, "inode %llu: encoded extent %llu: %s",
 		       (unsigned long long)inode->nid, (unsigned long long)k, what);
 }
 
@@ -38,7 +38,7 @@ static int read_rec(ek_inode *inode, uint64_t k, uint8_t *rec, size_t len,
 			    len, err);
 
 	if (ret)
-		ek_error_prefix(err, "inode %llu: encoded extent %llu: ",
+		err_prefix(err, "inode %llu: encoded extent %llu: ",
 				(unsigned long long)inode->nid, (unsigned long long)k);
 	return ret;
 }
@@ -53,7 +53,7 @@ static int build_checkpoints(ek_inode *inode, ek_error *err)
 
 	z->extent_ckpt = malloc((n / CKPT + 1) * sizeof(uint64_t));
 	if (!z->extent_ckpt)
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	for (k = 0; k < n; k += CKPT) {
 		uint64_t m = n - k < CKPT ? n - k : CKPT, j;
 
@@ -76,31 +76,31 @@ int zextents_init(ek_inode *inode, const struct fmt_zmap_header *h,
 	int ret;
 
 	if (!(img->sb.feature_incompat & EROFS_INCOMPAT_48BIT))
-		return ek_fail(err, -EUCLEAN, "inode %llu: encoded extents without the 48bit feature",
+		return err_fail(err, -EUCLEAN, "inode %llu: encoded extents without the 48bit feature",
 			       (unsigned long long)inode->nid);
 	z->extents = true;
 	z->extent_recsz = 4u << ((z->advise >> 1) & 3);
 	z->tail_fragment = z->advise & Z_ADVISE_FRAGMENT_PCLUSTER;
 	if (z->tail_fragment && !img->packed)
-		return ek_fail(err, -EUCLEAN, "inode %llu: fragment tail without a packed inode",
+		return err_fail(err, -EUCLEAN, "inode %llu: fragment tail without a packed inode",
 			       (unsigned long long)inode->nid);
 	z->index_off = round_up_u64(z->header_off + Z_HEADER_SIZE, z->extent_recsz);
 	if (z->extent_recsz <= 8) {
 		z->lclusterbits = (uint8_t)(img->blkszbits + (h->clusterbits & 0x0F));
 		if (z->lclusterbits > 30)
-			return ek_fail(err, -EOPNOTSUPP, "inode %llu: logical cluster of 2^%u bytes",
+			return err_fail(err, -EOPNOTSUPP, "inode %llu: logical cluster of 2^%u bytes",
 				       (unsigned long long)inode->nid, z->lclusterbits);
 		z->nlclusters = div_round_up_u64(inode->raw.size, 1ull << z->lclusterbits);
 		z->extent_count = z->nlclusters;
 	} else {
 		z->extent_count = h->extent_count;
 		if (!z->extent_count)
-			return ek_fail(err, -EUCLEAN, "inode %llu: no encoded extents",
+			return err_fail(err, -EUCLEAN, "inode %llu: no encoded extents",
 				       (unsigned long long)inode->nid);
 	}
 	/* The records must lie within the metadata space. */
 	if (z->extent_count > (img->size + img->metabox_size) / 4)
-		return ek_fail(err, -EUCLEAN, "inode %llu: %llu encoded extents cannot fit the image",
+		return err_fail(err, -EUCLEAN, "inode %llu: %llu encoded extents cannot fit the image",
 			       (unsigned long long)inode->nid,
 			       (unsigned long long)z->extent_count);
 	if (z->extent_recsz != 4)

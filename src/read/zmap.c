@@ -36,7 +36,7 @@ static uint64_t lcs_of(const ek_inode *inode)
 static int corrupt(ek_inode *inode, ek_error *err, const char *what,
 		   uint64_t lcn)
 {
-	return ek_fail(err, -EUCLEAN, "inode %llu: compressed index: %s (lcluster %llu)",
+	return err_fail(err, -EUCLEAN, "inode %llu: compressed index: %s (lcluster %llu)",
 		       (unsigned long long)inode->nid, what, (unsigned long long)lcn);
 }
 
@@ -52,7 +52,7 @@ static int load_full(ek_inode *inode, uint64_t lcn, struct lcluster *lc,
 			    sizeof(ent), err);
 
 	if (ret) {
-		ek_error_prefix(err, "inode %llu: index of lcluster %llu: ",
+		err_prefix(err, "inode %llu: index of lcluster %llu: ",
 				(unsigned long long)inode->nid, (unsigned long long)lcn);
 		return ret;
 	}
@@ -117,7 +117,7 @@ static int read_pack(ek_inode *inode, uint64_t lcn, struct pack *p, ek_error *er
 	p->lobits = inode->z.lclusterbits > 12 ? inode->z.lclusterbits : 12;
 	ret = meta_read(inode->img, inode->in_metabox, start, p->bytes, packsize, err);
 	if (ret) {
-		ek_error_prefix(err, "inode %llu: index pack of lcluster %llu: ",
+		err_prefix(err, "inode %llu: index pack of lcluster %llu: ",
 				(unsigned long long)inode->nid, (unsigned long long)lcn);
 		return ret;
 	}
@@ -361,7 +361,7 @@ static int find_tail(ek_inode *inode, ek_error *err)
 static int check_algorithm(ek_inode *inode, unsigned int alg, ek_error *err)
 {
 	if (alg >= EROFS_ALG_MAX || !(inode->img->algorithms & (1u << alg)))
-		return ek_fail(err, -EUCLEAN,
+		return err_fail(err, -EUCLEAN,
 			       "inode %llu: compression algorithm %u not declared in the superblock",
 			       (unsigned long long)inode->nid, alg);
 	return 0;
@@ -455,19 +455,19 @@ int zmap_init(ek_inode *inode, ek_error *err)
 
 	if (!S_ISREG(inode->raw.mode) && !S_ISDIR(inode->raw.mode) &&
 	    !S_ISLNK(inode->raw.mode))
-		return ek_fail(err, -EUCLEAN, "inode %llu: compressed layout on a special file",
+		return err_fail(err, -EUCLEAN, "inode %llu: compressed layout on a special file",
 			       (unsigned long long)inode->nid);
 	z->header_off = round_up_u64(inode->data_off, 8);
 	ret = meta_read(img, inode->in_metabox, z->header_off, raw, sizeof(raw), err);
 	if (ret) {
-		ek_error_prefix(err, "inode %llu: compression header: ",
+		err_prefix(err, "inode %llu: compression header: ",
 				(unsigned long long)inode->nid);
 		return ret;
 	}
 	fmt_zmap_header_decode(raw, &h);
 	if (h.whole_fragment) {
 		if (!img->packed)
-			return ek_fail(err, -EUCLEAN,
+			return err_fail(err, -EUCLEAN,
 				       "inode %llu: whole-file fragment without a packed inode",
 				       (unsigned long long)inode->nid);
 		z->whole_fragment = true;
@@ -484,22 +484,22 @@ int zmap_init(ek_inode *inode, ek_error *err)
 		return zextents_init(inode, &h, err);
 	z->lclusterbits = (uint8_t)(img->blkszbits + (h.clusterbits & 0x0F));
 	if (z->lclusterbits > 16)
-		return ek_fail(err, -EOPNOTSUPP, "inode %llu: logical cluster of 2^%u bytes",
+		return err_fail(err, -EOPNOTSUPP, "inode %llu: logical cluster of 2^%u bytes",
 			       (unsigned long long)inode->nid, z->lclusterbits);
 	z->nlclusters = div_round_up_u64(inode->raw.size, lcs_of(inode));
 	z->big_pcluster[0] = z->advise & Z_ADVISE_BIG_PCLUSTER_1;
 	z->big_pcluster[1] = z->advise & Z_ADVISE_BIG_PCLUSTER_2;
 	if ((z->big_pcluster[0] || z->big_pcluster[1]) &&
 	    !(img->sb.feature_incompat & EROFS_INCOMPAT_BIG_PCLUSTER))
-		return ek_fail(err, -EUCLEAN, "inode %llu: big pclusters without the feature",
+		return err_fail(err, -EUCLEAN, "inode %llu: big pclusters without the feature",
 			       (unsigned long long)inode->nid);
 	z->tail_inline = z->advise & Z_ADVISE_INLINE_PCLUSTER;
 	z->tail_fragment = z->advise & Z_ADVISE_FRAGMENT_PCLUSTER;
 	if (z->tail_inline && z->tail_fragment)
-		return ek_fail(err, -EUCLEAN, "inode %llu: inline and fragment tail at once",
+		return err_fail(err, -EUCLEAN, "inode %llu: inline and fragment tail at once",
 			       (unsigned long long)inode->nid);
 	if (z->tail_fragment && !img->packed)
-		return ek_fail(err, -EUCLEAN, "inode %llu: fragment tail without a packed inode",
+		return err_fail(err, -EUCLEAN, "inode %llu: fragment tail without a packed inode",
 			       (unsigned long long)inode->nid);
 	if (inode->raw.layout == EROFS_LAYOUT_COMPRESSED_FULL) {
 		z->index_off = z->header_off + Z_HEADER_SIZE + Z_FULL_INDEX_SKIP;
@@ -510,11 +510,11 @@ int zmap_init(ek_inode *inode, ek_error *err)
 		uint64_t pos;
 
 		if (z->big_pcluster[0] != z->big_pcluster[1])
-			return ek_fail(err, -EUCLEAN,
+			return err_fail(err, -EUCLEAN,
 				       "inode %llu: compact index with unequal big pcluster flags",
 				       (unsigned long long)inode->nid);
 		if (z->lclusterbits > ((z->advise & Z_ADVISE_COMPACTED_2B) ? 12 : 14))
-			return ek_fail(err, -EOPNOTSUPP,
+			return err_fail(err, -EOPNOTSUPP,
 				       "inode %llu: compact index cannot hold 2^%u-byte lclusters",
 				       (unsigned long long)inode->nid, z->lclusterbits);
 		z->index_off = z->header_off + Z_HEADER_SIZE;
@@ -530,7 +530,7 @@ int zmap_init(ek_inode *inode, ek_error *err)
 	if (z->tail_inline) {
 		z->idata_size = h.idata_size;
 		if ((z->tail_inline_off & (img->blksz - 1)) + z->idata_size > img->blksz)
-			return ek_fail(err, -EUCLEAN,
+			return err_fail(err, -EUCLEAN,
 				       "inode %llu: inline compressed tail crosses a block boundary",
 				       (unsigned long long)inode->nid);
 	}

@@ -6,7 +6,7 @@
 
 #include "util/error.h"
 
-int ek_fail(ek_error *err, int code, const char *fmt, ...)
+int err_fail(ek_error *err, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -19,7 +19,7 @@ int ek_fail(ek_error *err, int code, const char *fmt, ...)
 	return code;
 }
 
-void ek_error_prefix(ek_error *err, const char *fmt, ...)
+void err_prefix(ek_error *err, const char *fmt, ...)
 {
 	char head[EK_ERROR_MESSAGE_MAX], tail[EK_ERROR_MESSAGE_MAX];
 	va_list ap;

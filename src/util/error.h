@@ -5,14 +5,14 @@
 #include "erofskit/erofskit.h"
 
 /* Record code and message in err (if not NULL) and return code. */
-int ek_fail(ek_error *err, int code, const char *fmt, ...)
+int err_fail(ek_error *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Prepend context ("path: ") to an error already recorded. */
-void ek_error_prefix(ek_error *err, const char *fmt, ...)
+void err_prefix(ek_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static inline void ek_error_clear(ek_error *err)
+static inline void err_clear(ek_error *err)
 {
 	if (err) {
 		err->code = 0;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "util/error.h"
 #include "util/pool.h"
 
 struct pool {
@@ -12,7 +13,7 @@ struct pool {
 	pthread_cond_t finished;  /* a job completed */
 	struct pool_job *head, *tail;
 	unsigned int pending;     /* queued or running */
-	unsigned int job_waiters; /* in pool_wait / pool_wait_any */
+	unsigned int job_waiters; /* in pool_wait */
 	unsigned int idle_waiters;/* in pool_wait_idle */
 	bool stop;
 	unsigned int nthreads;
@@ -61,11 +62,27 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-unsigned int pool_online_cpus(void)
+unsigned int pool_cpus_allowed(void)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t allowed;
+	long n;
 
+	/* taskset, cgroups' cpusets and container runtimes narrow it; the
+	 * online count would start threads that only queue. */
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0 && CPU_COUNT(&allowed) > 0)
+		return (unsigned int)CPU_COUNT(&allowed);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n > 0 ? (unsigned int)n : 1;
+}
+
+int pool_resolve_workers(unsigned int workers, unsigned int *out, ek_error *err)
+{
+	unsigned int n = workers ? workers : pool_cpus_allowed();
+
+	if (workers > POOL_THREADS_MAX)
+		return err_fail(err, -EINVAL, "%u workers: at most %u", workers, POOL_THREADS_MAX);
+	*out = n < POOL_THREADS_MAX ? n : POOL_THREADS_MAX;
+	return 0;
 }
 
 int pool_create(unsigned int threads, struct pool **out)
@@ -124,16 +141,6 @@ void pool_wait(struct pool *p, struct pool_job *job)
 	pthread_mutex_lock(&p->lock);
 	p->job_waiters++;
 	while (!job->done)
-		pthread_cond_wait(&p->finished, &p->lock);
-	p->job_waiters--;
-	pthread_mutex_unlock(&p->lock);
-}
-
-void pool_wait_any(struct pool *p)
-{
-	pthread_mutex_lock(&p->lock);
-	p->job_waiters++;
-	if (p->pending)
 		pthread_cond_wait(&p->finished, &p->lock);
 	p->job_waiters--;
 	pthread_mutex_unlock(&p->lock);

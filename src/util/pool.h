@@ -11,6 +11,8 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "erofskit/erofskit.h"
+
 struct pool;
 
 struct pool_job {
@@ -25,8 +27,6 @@ int pool_create(unsigned int threads, struct pool **out);
 void pool_submit(struct pool *p, struct pool_job *job);
 /* Wait until job has run. */
 void pool_wait(struct pool *p, struct pool_job *job);
-/* Wait until some job finishes (or return at once if none is pending). */
-void pool_wait_any(struct pool *p);
 /* Wait until no job is queued or running (jobs may queue more jobs). */
 void pool_wait_idle(struct pool *p);
 /*
@@ -43,6 +43,18 @@ unsigned int pool_pending(struct pool *p);
 /* Finish queued jobs, join the threads, free. */
 void pool_destroy(struct pool *p);
 
-unsigned int pool_online_cpus(void);
+/* The CPUs this process may use (its affinity set). */
+unsigned int pool_cpus_allowed(void);
+
+/* The most worker threads any part of the library starts. */
+#define POOL_THREADS_MAX 1024u
+
+/*
+ * What every `workers` option of the library means: the number of threads
+ * that do the work; 0 (the default) is one per CPU this process may use;
+ * 1 is the calling thread alone, no thread started.  -EINVAL above
+ * POOL_THREADS_MAX.
+ */
+int pool_resolve_workers(unsigned int workers, unsigned int *out, ek_error *err);
 
 #endif

@@ -9,6 +9,8 @@
 #include <time.h>
 
 #include "write/internal.h"
+#include "codec/codec.h"
+#include "util/pool.h"
 #include "write/compress.h"
 #include "format/ondisk.h"
 #include "format/super.h"
@@ -63,7 +65,7 @@ static int choose_epoch(struct build *b)
 	}
 	t = malloc(b->tree.ninodes * sizeof(*t));
 	if (!t)
-		return ek_fail(b->err, -ENOMEM, "out of memory");
+		return err_fail(b->err, -ENOMEM, "out of memory");
 	for (n = b->tree.first; n; n = n->next)
 		t[k++] = (struct mtime_count){ n->mtime, n->mtime_nsec };
 	qsort(t, k, sizeof(*t), cmp_mtime);
@@ -115,18 +117,49 @@ static void count(struct build *b)
 	b->stats->files = b->tree.ninodes;
 }
 
+/* Every option's meaning is checked here, so that a caller of the library
+ * gets the same answers as the tool. */
+static int check_compression(const ek_build_options *o, uint32_t bs, ek_error *err)
+{
+	const struct codec *c = codec_get(o->compressor);
+	uint32_t pc = o->pcluster_size;
+
+	if (!c) {
+		if (o->compressor != EK_COMPRESS_NONE)
+			return err_fail(err, -EINVAL, "unknown compressor %d", (int)o->compressor);
+		if (pc)
+			return err_fail(err, -EINVAL,
+					"a cluster size sets the compressed cluster: it needs a compressor");
+		return 0;
+	}
+	if (o->level >= 0 && !codec_level_valid(c, o->level))
+		return err_fail(err, -EINVAL, "level %d is out of range for %s", o->level, c->name);
+	if (o->dict_size && (o->dict_size < c->dict_min || o->dict_size > c->dict_max))
+		return err_fail(err, -EINVAL, "dictionary of %u bytes: %s takes %u to %u",
+				o->dict_size, c->name, c->dict_min, c->dict_max);
+	if (pc && (pc % bs || pc > EROFS_MAX_PCLUSTER_BYTES || pc / bs > Z_CBLKCNT_MASK))
+		return err_fail(err, -EINVAL,
+				"cluster size %u is not a multiple of the %u-byte block up to 1 MiB (%u blocks at most)",
+				pc, bs, Z_CBLKCNT_MASK);
+	return 0;
+}
+
 static int check_options(struct build *b)
 {
 	uint32_t bs = b->o.block_size;
+	int ret;
 
 	if (bs < 512 || bs > 4096 || (bs & (bs - 1)))
-		return ek_fail(b->err, -EINVAL,
+		return err_fail(b->err, -EINVAL,
 			       "block size %u is not a power of two in 512..4096", bs);
 	b->blksz = bs;
 	b->blkszbits = (unsigned int)__builtin_ctz(bs);
 	if (strnlen(b->o.label, sizeof(b->o.label)) > 15)
-		return ek_fail(b->err, -EINVAL, "volume label longer than 15 bytes");
-	return 0;
+		return err_fail(b->err, -EINVAL, "volume label longer than 15 bytes");
+	ret = check_compression(&b->o, bs, b->err);
+	if (!ret)
+		ret = pool_resolve_workers(b->o.workers, &b->workers, b->err);
+	return ret;
 }
 
 int ek_build(const char *image_path, const char *source_dir,

@@ -26,57 +26,25 @@
  * at 4 MiB, one core idled for a second of a five-second build. */
 #define SEGMENT_MIN (1u << 20)
 
-static const struct {
-	const char *name;
-	enum ek_compressor c;
-} compressor_names[] = {
-	{ "lz4", EK_COMPRESS_LZ4 },
-	{ "lz4hc", EK_COMPRESS_LZ4HC },
-	{ "deflate", EK_COMPRESS_DEFLATE },
-	{ "libdeflate", EK_COMPRESS_DEFLATE },   /* mkfs.erofs's name for it */
-	{ "zstd", EK_COMPRESS_ZSTD },
-	{ "lzma", EK_COMPRESS_LZMA },
-};
-
-static enum ek_encoder_kind kind_of(enum ek_compressor c)
-{
-	switch (c) {
-	case EK_COMPRESS_LZ4HC: return EK_ENC_LZ4HC;
-	case EK_COMPRESS_DEFLATE: return EK_ENC_DEFLATE;
-	case EK_COMPRESS_ZSTD: return EK_ENC_ZSTD;
-	case EK_COMPRESS_LZMA: return EK_ENC_LZMA;
-	default: return EK_ENC_LZ4;
-	}
-}
-
-static bool level_ok(enum ek_compressor c, int level)
-{
-	int min, max, def;
-
-	ek_encoder_levels(kind_of(c), &min, &max, &def);
-	if (c == EK_COMPRESS_LZMA)
-		return (level >= 0 && level <= 9) || (level >= 100 && level <= 109);
-	return level >= min && level <= max;
-}
-
 int ek_parse_compressor(const char *spec, ek_build_options *o, ek_error *err)
 {
 	char buf[128], *tok, *save = NULL;
-	size_t i;
+	const struct codec *c;
 
 	if (strlen(spec) >= sizeof(buf))
-		return ek_fail(err, -EINVAL, "compressor spec '%s' is too long", spec);
+		return err_fail(err, -EINVAL, "compressor spec '%s' is too long", spec);
 	strcpy(buf, spec);
 	tok = strtok_r(buf, ",", &save);
 	if (!tok)
-		return ek_fail(err, -EINVAL, "empty compressor spec");
-	for (i = 0; i < sizeof(compressor_names) / sizeof(compressor_names[0]); i++)
-		if (!strcmp(tok, compressor_names[i].name))
-			break;
-	if (i == sizeof(compressor_names) / sizeof(compressor_names[0]))
-		return ek_fail(err, -EINVAL,
-			       "unknown compressor '%s' (lz4, lz4hc, deflate, zstd or lzma)", tok);
-	o->compressor = compressor_names[i].c;
+		return err_fail(err, -EINVAL, "empty compressor spec");
+	c = codec_by_name(tok);
+	if (!c) {
+		char names[96];
+
+		codec_names(names, sizeof(names));
+		return err_fail(err, -EINVAL, "unknown compressor '%s' (%s)", tok, names);
+	}
+	o->compressor = (enum ek_compressor)(c - codec_get(0));
 	o->level = -1;
 	while ((tok = strtok_r(NULL, ",", &save))) {
 		const char *val = tok;
@@ -88,19 +56,20 @@ int ek_parse_compressor(const char *spec, ek_build_options *o, ek_error *err)
 		} else if (!strncmp(tok, "dictsize=", 9)) {
 			unsigned long long d = strtoull(tok + 9, &end, 0);
 
-			if (*end || !d || d > (8u << 20) ||
-			    o->compressor != EK_COMPRESS_LZMA)
-				return ek_fail(err, -EINVAL,
-					       "dictsize '%s': lzma only, up to 8 MiB", tok + 9);
+			if (!c->dict_max)
+				return err_fail(err, -EINVAL, "%s takes no dictsize", c->name);
+			if (*end || d < c->dict_min || d > c->dict_max)
+				return err_fail(err, -EINVAL, "dictsize '%s': %s takes %u to %u bytes",
+						tok + 9, c->name, c->dict_min, c->dict_max);
 			o->dict_size = (uint32_t)d;
 			continue;
 		}
 		v = strtol(val, &end, 10);
 		if (end == val || *end)
-			return ek_fail(err, -EINVAL, "bad compressor option '%s' in '%s'", tok, spec);
-		if (!level_ok(o->compressor, (int)v))
-			return ek_fail(err, -EINVAL, "level %ld is out of range for %s", v,
-				       compressor_names[i].name);
+			return err_fail(err, -EINVAL, "bad compressor option '%s' in '%s'", tok, spec);
+		if (!codec_level_valid(c, (int)v))
+			return err_fail(err, -EINVAL, "level %ld is out of range for %s", v,
+					c->name);
 		o->level = (int)v;
 	}
 	return 0;
@@ -116,77 +85,46 @@ static void add_record(struct build *b, unsigned int alg, const struct fmt_zconf
 int zbuild_setup(struct build *b)
 {
 	const ek_build_options *o = &b->o;
+	const struct codec *c = codec_get(o->compressor);
 	struct fmt_zconfig cfg = { 0 };
 	struct zbuilder *zb;
-	int min, max, def;
 	unsigned int i;
 
-	if (o->compressor == EK_COMPRESS_NONE)
-		return 0;
+	if (!c)
+		return 0;   /* options are valid: uncompressed */
 	zb = calloc(1, sizeof(*zb));
 	if (!zb)
-		return ek_fail(b->err, -ENOMEM, "out of memory");
+		return err_fail(b->err, -ENOMEM, "out of memory");
 	b->z = zb;
 	zb->b = b;
-	zb->ep.kind = kind_of(o->compressor);
-	ek_encoder_levels(zb->ep.kind, &min, &max, &def);
-	zb->ep.level = o->level < 0 ? def : o->level;
-	if (!level_ok(o->compressor, zb->ep.level))
-		return ek_fail(b->err, -EINVAL, "compression level %d is out of range", o->level);
+	zb->codec = c;
+	zb->ep.level = o->level < 0 ? c->level_default : o->level;
 	zb->ep.block_size = b->blksz;
-	zb->algorithm = ek_encoder_algorithm(zb->ep.kind);
+	zb->ep.dict_size = o->dict_size;
 	zb->pcluster = o->pcluster_size ? o->pcluster_size : b->blksz;
-	if (zb->pcluster % b->blksz || zb->pcluster > EROFS_MAX_PCLUSTER_BYTES ||
-	    zb->pcluster / b->blksz > Z_CBLKCNT_MASK)
-		return ek_fail(b->err, -EINVAL,
-			       "cluster size %u is not a multiple of the %u-byte block up to 1 MiB (%u blocks at most)",
-			       zb->pcluster, b->blksz, Z_CBLKCNT_MASK);
 	zb->big = zb->pcluster > b->blksz;
 	zb->segment = zb->pcluster * 8u > SEGMENT_MIN ? zb->pcluster * 8u : SEGMENT_MIN;
-	zb->workers = o->workers ? o->workers : pool_online_cpus();
-
-	switch (zb->ep.kind) {
-	case EK_ENC_LZMA:
-		/* mkfs.erofs's default: four clusters, within 32 KiB..8 MiB. */
-		zb->ep.dict_size = o->dict_size ? o->dict_size :
-				   zb->pcluster * 4u < (32u << 10) ? (32u << 10) :
-				   zb->pcluster * 4u > (8u << 20) ? (8u << 20) : zb->pcluster * 4u;
-		if (zb->ep.dict_size < 4096)
-			return ek_fail(b->err, -EINVAL, "lzma dictionary below 4 KiB");
-		cfg.lzma_dict_size = zb->ep.dict_size;
-		break;
-	case EK_ENC_ZSTD:
-		/* Frames need at most a 1 MiB window: the kernel's limit. */
-		zb->ep.dict_size = 1u << 20;
-		cfg.zstd_windowlog = 20;
-		break;
-	case EK_ENC_DEFLATE:
-		cfg.deflate_windowbits = 15;
-		break;
-	default:
-		break;
-	}
-	cfg.lz4_max_distance = 65535;
-	cfg.lz4_max_pclusterblks = (uint16_t)(zb->pcluster / b->blksz);
+	zb->workers = b->workers;
+	c->encoder->configure(&zb->ep, zb->pcluster, &cfg);
 
 	b->feature_incompat |= EROFS_INCOMPAT_ZERO_PADDING;
-	if (zb->big || zb->algorithm != EROFS_ALG_LZ4) {
+	if (zb->big || c->algorithm != EROFS_ALG_LZ4) {
 		b->feature_incompat |= EROFS_INCOMPAT_COMPR_CFGS;
-		add_record(b, zb->algorithm, &cfg);
+		add_record(b, c->algorithm, &cfg);
 	}
 
 	zb->wk = calloc(zb->workers, sizeof(*zb->wk));
 	if (!zb->wk)
-		return ek_fail(b->err, -ENOMEM, "out of memory");
+		return err_fail(b->err, -ENOMEM, "out of memory");
 	for (i = 0; i < zb->workers; i++) {
-		if (ek_encoder_create(&zb->ep, &zb->wk[i].enc))
-			return ek_fail(b->err, -ENOMEM, "cannot create a compressor");
+		if (encoder_create(c, &zb->ep, &zb->wk[i].enc))
+			return err_fail(b->err, -ENOMEM, "cannot create a compressor");
 		zb->wk[i].pcluster = malloc(zb->pcluster);
 		if (!zb->wk[i].pcluster)
-			return ek_fail(b->err, -ENOMEM, "out of memory");
+			return err_fail(b->err, -ENOMEM, "out of memory");
 	}
 	if (zb->workers > 1 && pool_create(zb->workers, &zb->pool))
-		return ek_fail(b->err, -EAGAIN, "cannot start %u worker threads", zb->workers);
+		return err_fail(b->err, -EAGAIN, "cannot start %u worker threads", zb->workers);
 	return 0;
 }
 
@@ -199,7 +137,7 @@ void zbuild_teardown(struct build *b)
 		return;
 	pool_destroy(zb->pool);
 	for (i = 0; zb->wk && i < zb->workers; i++) {
-		ek_encoder_destroy(zb->wk[i].enc);
+		encoder_destroy(zb->wk[i].enc);
 		free(zb->wk[i].in);
 		free(zb->wk[i].pcluster);
 	}
@@ -220,7 +158,7 @@ void zbuild_teardown(struct build *b)
 uint16_t zbuild_sb_u1(const struct build *b)
 {
 	if (b->feature_incompat & EROFS_INCOMPAT_COMPR_CFGS)
-		return (uint16_t)(1u << b->z->algorithm);
+		return (uint16_t)(1u << b->z->codec->algorithm);
 	return 65535;   /* lz4's largest match distance, as mkfs.erofs writes */
 }
 
@@ -279,7 +217,7 @@ static int build_index(struct zbuilder *zb, struct zfile *f)
 	if (!lc || !z) {
 		free(lc);
 		free(z);
-		return ek_fail(b->err, -ENOMEM, "out of memory");
+		return err_fail(b->err, -ENOMEM, "out of memory");
 	}
 	ret = fmt_zindex_plan(f->ext, f->next, n->size, b->blkszbits, zb->big, lc, &why);
 	if (ret)
@@ -296,7 +234,7 @@ static int build_index(struct zbuilder *zb, struct zfile *f)
 	}
 	if (zb->big)
 		advise |= Z_ADVISE_BIG_PCLUSTER_1 | Z_ADVISE_BIG_PCLUSTER_2;
-	fmt_zmap_header_encode(z->index, advise, (uint8_t)zb->algorithm, 0);
+	fmt_zmap_header_encode(z->index, advise, (uint8_t)zb->codec->algorithm, 0);
 	ret = fmt_zindex_encode_compact(lc, nlc, &l, b->blkszbits, zb->big,
 					z->index + Z_HEADER_SIZE, &why);
 	if (ret)
@@ -313,7 +251,7 @@ static int build_index(struct zbuilder *zb, struct zfile *f)
 fail:
 	free(lc);
 	bcompressed_free(z);
-	return ek_fail(b->err, ret == -ENOMEM ? -ENOMEM : -EIO,
+	return err_fail(b->err, ret == -ENOMEM ? -ENOMEM : -EIO,
 		       "%s: building the compressed index: %s", n->src_path, why.text);
 }
 

@@ -49,13 +49,13 @@ static int data_extents(struct build *b, const struct binode *n, int fd,
 			if (errno == ENXIO)
 				break;
 			free(ext);
-			return ek_fail(b->err, -errno, "%s: SEEK_DATA: %s", n->src_path,
+			return err_fail(b->err, -errno, "%s: SEEK_DATA: %s", n->src_path,
 				       strerror(errno));
 		}
 		hole = lseek(fd, data, SEEK_HOLE);
 		if (hole < 0) {
 			free(ext);
-			return ek_fail(b->err, -errno, "%s: SEEK_HOLE: %s", n->src_path,
+			return err_fail(b->err, -errno, "%s: SEEK_HOLE: %s", n->src_path,
 				       strerror(errno));
 		}
 		if ((uint64_t)hole > n->size)
@@ -67,7 +67,7 @@ static int data_extents(struct build *b, const struct binode *n, int fd,
 			g = realloc(ext, cap * sizeof(*g));
 			if (!g) {
 				free(ext);
-				return ek_fail(b->err, -ENOMEM, "out of memory");
+				return err_fail(b->err, -ENOMEM, "out of memory");
 			}
 			ext = g;
 		}
@@ -157,7 +157,7 @@ static int plan_chunks(struct build *b, struct binode *n, int fd, bool *chosen)
 		n->chunks->blocks = malloc(best_chunks * sizeof(uint32_t));
 	if (!n->chunks || !n->chunks->blocks) {
 		free(ext);
-		return ek_fail(b->err, -ENOMEM, "out of memory");
+		return err_fail(b->err, -ENOMEM, "out of memory");
 	}
 	n->chunks->chunkbits = best_bits;
 	n->chunks->count = best_chunks;
@@ -217,7 +217,7 @@ static int write_chunked(struct build *b, struct binode *n, int fd, uint8_t *buf
 			continue;
 		}
 		if (b->data_blk > UINT32_MAX - div_round_up_u64(len, b->blksz))
-			return ek_fail(b->err, -EFBIG, "image too large for 32-bit block addresses");
+			return err_fail(b->err, -EFBIG, "image too large for 32-bit block addresses");
 		n->chunks->blocks[c] = (uint32_t)b->data_blk;
 		ret = copy_range(b, n, fd, buf, off, len);
 	}
@@ -238,7 +238,7 @@ static int write_flat(struct build *b, struct binode *n, int fd, uint8_t *buf)
 		n->inline_size = (uint32_t)tail;
 		n->inline_data = malloc(tail);
 		if (!n->inline_data)
-			return ek_fail(b->err, -ENOMEM, "out of memory");
+			return err_fail(b->err, -ENOMEM, "out of memory");
 	}
 	n->startblk = body ? b->data_blk : 0;
 	n->nblocks = body / b->blksz + (body % b->blksz ? 1 : 0);
@@ -285,7 +285,7 @@ static int write_symlink(struct build *b, struct binode *n)
 	n->nblocks = div_round_up_u64(n->size, b->blksz);
 	blk = calloc(1, n->nblocks * b->blksz);
 	if (!blk)
-		return ek_fail(b->err, -ENOMEM, "out of memory");
+		return err_fail(b->err, -ENOMEM, "out of memory");
 	memcpy(blk, n->symlink, n->size);
 	ret = writer_pwrite(b->w, b->data_blk << b->blkszbits, blk,
 			    n->nblocks * b->blksz, b->err);
@@ -305,11 +305,11 @@ int data_write_uncompressed(struct build *b, struct binode *n)
 		return 0;
 	buf = malloc(COPY_BUF);
 	if (!buf)
-		return ek_fail(b->err, -ENOMEM, "out of memory");
+		return err_fail(b->err, -ENOMEM, "out of memory");
 	ret = write_regular(b, n, buf);
 	free(buf);
 	if (!ret && b->data_blk > UINT32_MAX)
-		ret = ek_fail(b->err, -EFBIG, "image exceeds 2^32 blocks of %u bytes", b->blksz);
+		ret = err_fail(b->err, -EFBIG, "image exceeds 2^32 blocks of %u bytes", b->blksz);
 	return ret;
 }
 

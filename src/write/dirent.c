@@ -20,7 +20,7 @@ int dir_entries(struct build *b, const struct binode *dir,
 
 	ents = malloc((dir->nchildren + 2) * sizeof(*ents));
 	if (!ents)
-		return ek_fail(b->err, -ENOMEM, "out of memory");
+		return err_fail(b->err, -ENOMEM, "out of memory");
 	/* Merge the two dot entries into the sorted children: names that
 	 * start with a byte below '.' sort before them. */
 	while (i < dir->nchildren || d < 2) {

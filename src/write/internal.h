@@ -20,6 +20,7 @@ struct build {
 
 	uint32_t blksz;
 	unsigned int blkszbits;
+	unsigned int workers;      /* threads that compress (options resolved) */
 	struct btree tree;
 	struct writer *w;
 	struct hardlinks *links;

@@ -130,13 +130,13 @@ int layout_metadata(struct build *b)
 		else
 			rec += n->meta_extra;
 		if (rec > UINT32_MAX)
-			return ek_fail(b->err, -EFBIG, "inode metadata too large");
+			return err_fail(b->err, -EFBIG, "inode metadata too large");
 		n->record_size = (uint32_t)rec;
 		n->nid = place(&p, n->record_size) / EROFS_SLOT_SIZE;
 		n->serial = (uint32_t)++serial;
 	}
 	if (b->tree.root->nid > 0xFFFF)
-		return ek_fail(b->err, -EFBIG, "root inode nid %llu does not fit 16 bits",
+		return err_fail(b->err, -EFBIG, "root inode nid %llu does not fit 16 bits",
 			       (unsigned long long)b->tree.root->nid);
 	b->meta_size = p.cursor;
 	b->meta_blkaddr = b->data_blk;
@@ -148,7 +148,7 @@ int layout_metadata(struct build *b)
 		blk += n->nblocks;
 	}
 	if (blk > UINT32_MAX)
-		return ek_fail(b->err, -EFBIG, "image exceeds 2^32 blocks of %u bytes",
+		return err_fail(b->err, -EFBIG, "image exceeds 2^32 blocks of %u bytes",
 			       b->blksz);
 	b->end_blk = blk;
 	return 0;

@@ -72,7 +72,7 @@ static int write_directory(struct build *b, struct binode *n, uint8_t *inline_ou
 	data = calloc(1, round_up_u64(n->dir_size, b->blksz));
 	if (!data) {
 		free(ents);
-		return ek_fail(b->err, -ENOMEM, "out of memory");
+		return err_fail(b->err, -ENOMEM, "out of memory");
 	}
 	fmt_dir_encode(ents, count, b->blksz, data);
 	free(ents);
@@ -118,7 +118,7 @@ static int write_superblock(struct build *b)
 
 	block = calloc(1, head > EROFS_SUPER_OFFSET + span ? head : EROFS_SUPER_OFFSET + span);
 	if (!block)
-		return ek_fail(b->err, -ENOMEM, "out of memory");
+		return err_fail(b->err, -ENOMEM, "out of memory");
 	sb.feature_compat = b->feature_compat;
 	sb.feature_incompat = b->feature_incompat;
 	sb.blkszbits = (uint8_t)b->blkszbits;
@@ -134,7 +134,7 @@ static int write_superblock(struct build *b)
 	} else if (b->o.uuid_random) {
 		if (getrandom(sb.uuid, 16, 0) != 16) {
 			free(block);
-			return ek_fail(b->err, -EIO, "cannot get random bytes for the UUID");
+			return err_fail(b->err, -EIO, "cannot get random bytes for the UUID");
 		}
 		sb.uuid[6] = (uint8_t)((sb.uuid[6] & 0x0F) | 0x40);
 		sb.uuid[8] = (uint8_t)((sb.uuid[8] & 0x3F) | 0x80);
@@ -165,7 +165,7 @@ int write_metadata(struct build *b)
 	int ret = 0;
 
 	if (!meta)
-		return ek_fail(b->err, -ENOMEM, "out of memory for %llu bytes of metadata",
+		return err_fail(b->err, -ENOMEM, "out of memory for %llu bytes of metadata",
 			       (unsigned long long)area);
 	if (b->shared_xattr_size)
 		encode_shared_xattrs(b, meta);

@@ -113,7 +113,7 @@ retry:
 	if (len < 0) {
 		if (errno == ENOTSUP || errno == ENOSYS)
 			return 0;
-		return ek_fail(b->err, -errno, "%s: cannot list xattrs: %s", path,
+		return err_fail(b->err, -errno, "%s: cannot list xattrs: %s", path,
 			       strerror(errno));
 	}
 	if (len == 0)
@@ -121,7 +121,7 @@ retry:
 	names = malloc((size_t)len);
 	value = malloc(65536);
 	if (!names || !value) {
-		ret = ek_fail(b->err, -ENOMEM, "out of memory");
+		ret = err_fail(b->err, -ENOMEM, "out of memory");
 		goto out;
 	}
 	len = llistxattr(path, names, (size_t)len);
@@ -131,7 +131,7 @@ retry:
 			free(value);
 			goto retry;
 		}
-		ret = ek_fail(b->err, -errno, "%s: cannot list xattrs: %s", path,
+		ret = err_fail(b->err, -errno, "%s: cannot list xattrs: %s", path,
 			      strerror(errno));
 		goto out;
 	}
@@ -146,7 +146,7 @@ retry:
 			continue;
 		}
 		if (name_len - prefix_len > EROFS_NAME_MAX) {
-			ret = ek_fail(b->err, -ENAMETOOLONG, "%s: xattr name %s is too long",
+			ret = err_fail(b->err, -ENAMETOOLONG, "%s: xattr name %s is too long",
 				      path, p);
 			goto out;
 		}
@@ -154,12 +154,12 @@ retry:
 		if (vlen < 0) {
 			if (errno == ENODATA)
 				continue;   /* removed meanwhile */
-			ret = ek_fail(b->err, -errno, "%s: cannot read xattr %s: %s",
+			ret = err_fail(b->err, -errno, "%s: cannot read xattr %s: %s",
 				      path, p, strerror(errno));
 			goto out;
 		}
 		if (vlen > 65535) {
-			ret = ek_fail(b->err, -E2BIG, "%s: xattr %s value of %zd bytes exceeds 65535",
+			ret = err_fail(b->err, -E2BIG, "%s: xattr %s value of %zd bytes exceeds 65535",
 				      path, p, vlen);
 			goto out;
 		}
@@ -167,7 +167,7 @@ retry:
 		grown = realloc(n->xattrs, (n->nxattrs + 1) * sizeof(*grown));
 		if (!x || !grown) {
 			free(grown);
-			ret = ek_fail(b->err, -ENOMEM, "out of memory");
+			ret = err_fail(b->err, -ENOMEM, "out of memory");
 			goto out;
 		}
 		n->xattrs = grown;
@@ -214,22 +214,22 @@ static int fill_inode(struct build *b, struct binode *n, const char *path,
 		n->has_holes = (uint64_t)st->st_blocks * 512 < n->size;
 		n->src_path = strdup(path);
 		if (!n->src_path)
-			return ek_fail(b->err, -ENOMEM, "out of memory");
+			return err_fail(b->err, -ENOMEM, "out of memory");
 		break;
 	case S_IFLNK: {
 		char target[PATH_MAX + 1];
 		ssize_t len = readlink(path, target, sizeof(target));
 
 		if (len < 0)
-			return ek_fail(b->err, -errno, "%s: cannot read symlink: %s",
+			return err_fail(b->err, -errno, "%s: cannot read symlink: %s",
 				       path, strerror(errno));
 		if (len == 0 || len > 4095)
-			return ek_fail(b->err, -ENAMETOOLONG,
+			return err_fail(b->err, -ENAMETOOLONG,
 				       "%s: symlink target of %zd bytes (EROFS stores 1..4095)",
 				       path, len);
 		n->symlink = malloc((size_t)len + 1);
 		if (!n->symlink)
-			return ek_fail(b->err, -ENOMEM, "out of memory");
+			return err_fail(b->err, -ENOMEM, "out of memory");
 		memcpy(n->symlink, target, (size_t)len);
 		n->symlink[len] = '\0';
 		n->size = (uint64_t)len;
@@ -245,7 +245,7 @@ static int fill_inode(struct build *b, struct binode *n, const char *path,
 	case S_IFSOCK:
 		break;
 	default:
-		return ek_fail(b->err, -EINVAL, "%s: unsupported file type 0%o", path,
+		return err_fail(b->err, -EINVAL, "%s: unsupported file type 0%o", path,
 			       st->st_mode & S_IFMT);
 	}
 	if (!o->no_xattrs)
@@ -270,14 +270,14 @@ static int scan_children(struct build *b, struct binode *dir, const char *path)
 	int ret = 0;
 
 	if (!d)
-		return ek_fail(b->err, -errno, "%s: cannot open directory: %s", path,
+		return err_fail(b->err, -errno, "%s: cannot open directory: %s", path,
 			       strerror(errno));
 	for (;;) {
 		errno = 0;
 		de = readdir(d);
 		if (!de) {
 			if (errno)
-				ret = ek_fail(b->err, -errno, "%s: cannot read directory: %s",
+				ret = err_fail(b->err, -errno, "%s: cannot read directory: %s",
 					      path, strerror(errno));
 			break;
 		}
@@ -289,7 +289,7 @@ static int scan_children(struct build *b, struct binode *dir, const char *path)
 			cap = cap ? cap * 2 : 16;
 			grown = realloc(dir->children, cap * sizeof(*grown));
 			if (!grown) {
-				ret = ek_fail(b->err, -ENOMEM, "out of memory");
+				ret = err_fail(b->err, -ENOMEM, "out of memory");
 				break;
 			}
 			dir->children = grown;
@@ -298,7 +298,7 @@ static int scan_children(struct build *b, struct binode *dir, const char *path)
 		dir->children[dir->nchildren].name_len = (uint16_t)strlen(de->d_name);
 		dir->children[dir->nchildren].inode = NULL;
 		if (!dir->children[dir->nchildren].name) {
-			ret = ek_fail(b->err, -ENOMEM, "out of memory");
+			ret = err_fail(b->err, -ENOMEM, "out of memory");
 			break;
 		}
 		dir->nchildren++;
@@ -316,9 +316,9 @@ static int scan_children(struct build *b, struct binode *dir, const char *path)
 		struct stat st;
 
 		if (!child)
-			return ek_fail(b->err, -ENOMEM, "out of memory");
+			return err_fail(b->err, -ENOMEM, "out of memory");
 		if (lstat(child, &st) < 0) {
-			ret = ek_fail(b->err, -errno, "%s: %s", child, strerror(errno));
+			ret = err_fail(b->err, -errno, "%s: %s", child, strerror(errno));
 			free(child);
 			break;
 		}
@@ -330,12 +330,12 @@ static int scan_children(struct build *b, struct binode *dir, const char *path)
 		} else {
 			e->inode = btree_new_inode(&b->tree);
 			if (!e->inode)
-				ret = ek_fail(b->err, -ENOMEM, "out of memory");
+				ret = err_fail(b->err, -ENOMEM, "out of memory");
 			else
 				ret = fill_inode(b, e->inode, child, &st);
 			if (!ret && !S_ISDIR(st.st_mode) && st.st_nlink > 1 &&
 			    links_add(b->links, st.st_dev, st.st_ino, e->inode))
-				ret = ek_fail(b->err, -ENOMEM, "out of memory");
+				ret = err_fail(b->err, -ENOMEM, "out of memory");
 			if (!ret && S_ISDIR(st.st_mode))
 				e->inode->parent = dir;
 		}
@@ -351,7 +351,7 @@ static int scan_dir(struct build *b, struct binode *dir, const char *path,
 	int ret;
 
 	if (depth > 4096)
-		return ek_fail(b->err, -ELOOP, "%s: directory tree too deep", path);
+		return err_fail(b->err, -ELOOP, "%s: directory tree too deep", path);
 	ret = scan_children(b, dir, path);
 	for (i = 0; i < dir->nchildren && !ret; i++) {
 		struct bdentry *e = &dir->children[i];
@@ -362,7 +362,7 @@ static int scan_dir(struct build *b, struct binode *dir, const char *path,
 		subdirs++;
 		child = path_join(path, e->name);
 		if (!child)
-			return ek_fail(b->err, -ENOMEM, "out of memory");
+			return err_fail(b->err, -ENOMEM, "out of memory");
 		ret = scan_dir(b, e->inode, child, depth + 1);
 		free(child);
 	}
@@ -378,13 +378,13 @@ int scan_source(struct build *b)
 
 	/* The source itself may be a symlink to a directory. */
 	if (stat(b->source, &st) < 0)
-		return ek_fail(b->err, -errno, "%s: %s", b->source, strerror(errno));
+		return err_fail(b->err, -errno, "%s: %s", b->source, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return ek_fail(b->err, -ENOTDIR, "%s: not a directory", b->source);
+		return err_fail(b->err, -ENOTDIR, "%s: not a directory", b->source);
 	b->links = calloc(1, sizeof(*b->links));
 	root = btree_new_inode(&b->tree);
 	if (!b->links || !root)
-		return ek_fail(b->err, -ENOMEM, "out of memory");
+		return err_fail(b->err, -ENOMEM, "out of memory");
 	b->tree.root = root;
 	ret = fill_inode(b, root, b->source, &st);
 	if (ret)

@@ -15,18 +15,18 @@ int source_open(struct build *b, const struct binode *n, int *fd)
 
 	*fd = open(n->src_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
 	if (*fd < 0)
-		return ek_fail(b->err, -errno, "%s: cannot open: %s", n->src_path,
+		return err_fail(b->err, -errno, "%s: cannot open: %s", n->src_path,
 			       strerror(errno));
 	if (fstat(*fd, &st) < 0) {
 		int e = errno;
 
 		close(*fd);
-		return ek_fail(b->err, -e, "%s: %s", n->src_path, strerror(e));
+		return err_fail(b->err, -e, "%s: %s", n->src_path, strerror(e));
 	}
 	if (!S_ISREG(st.st_mode) || st.st_ino != n->src_ino ||
 	    st.st_dev != n->src_dev || (uint64_t)st.st_size != n->size) {
 		close(*fd);
-		return ek_fail(b->err, -ESTALE,
+		return err_fail(b->err, -ESTALE,
 			       "%s: changed while the image was being built (was %llu bytes, now %lld)",
 			       n->src_path, (unsigned long long)n->size,
 			       (long long)st.st_size);
@@ -45,11 +45,11 @@ int source_pread(struct build *b, const struct binode *n, int fd, void *buf,
 		if (got < 0) {
 			if (errno == EINTR)
 				continue;
-			return ek_fail(b->err, -errno, "%s: read error at offset %llu: %s",
+			return err_fail(b->err, -errno, "%s: read error at offset %llu: %s",
 				       n->src_path, (unsigned long long)off, strerror(errno));
 		}
 		if (got == 0)
-			return ek_fail(b->err, -ESTALE,
+			return err_fail(b->err, -ESTALE,
 				       "%s: shrank while being read (ends before offset %llu of %llu)",
 				       n->src_path, (unsigned long long)off,
 				       (unsigned long long)n->size);
@@ -67,12 +67,12 @@ int source_check_unchanged(struct build *b, const struct binode *n, int fd)
 	ssize_t got;
 
 	if (fstat(fd, &st) < 0)
-		return ek_fail(b->err, -errno, "%s: %s", n->src_path, strerror(errno));
+		return err_fail(b->err, -errno, "%s: %s", n->src_path, strerror(errno));
 	do {
 		got = pread(fd, &c, 1, (off_t)n->size);
 	} while (got < 0 && errno == EINTR);
 	if ((uint64_t)st.st_size != n->size || got > 0)
-		return ek_fail(b->err, -ESTALE,
+		return err_fail(b->err, -ESTALE,
 			       "%s: changed size while being read (%llu bytes when scanned, %lld now)",
 			       n->src_path, (unsigned long long)n->size,
 			       (long long)st.st_size);

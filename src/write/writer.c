@@ -27,19 +27,19 @@ int writer_open(const char *target, struct writer **out, ek_error *err)
 	size_t len = strlen(target);
 
 	if (!w)
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	w->fd = -1;
 	/* Refuse to replace something that is not a regular file. */
 	if (stat(target, &st) == 0 && !S_ISREG(st.st_mode)) {
 		free(w);
-		return ek_fail(err, -EEXIST, "%s exists and is not a regular file", target);
+		return err_fail(err, -EEXIST, "%s exists and is not a regular file", target);
 	}
 	w->target = strdup(target);
 	w->tmp = malloc(len + 32);
 	w->hash = XXH3_createState();
 	if (!w->target || !w->tmp || !w->hash) {
 		writer_abort(w);
-		return ek_fail(err, -ENOMEM, "out of memory");
+		return err_fail(err, -ENOMEM, "out of memory");
 	}
 	snprintf(w->tmp, len + 32, "%s.tmp.XXXXXX", target);
 	w->fd = mkostemp(w->tmp, O_CLOEXEC);
@@ -49,7 +49,7 @@ int writer_open(const char *target, struct writer **out, ek_error *err)
 		free(w->tmp);
 		w->tmp = NULL;
 		writer_abort(w);
-		return ek_fail(err, -e, "cannot create a temporary file beside %s: %s",
+		return err_fail(err, -e, "cannot create a temporary file beside %s: %s",
 			       target, strerror(e));
 	}
 	XXH3_128bits_reset(w->hash);
@@ -68,7 +68,7 @@ static int write_all(struct writer *w, uint64_t off, const void *buf,
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return ek_fail(err, -errno, "writing %s: %s", w->target,
+			return err_fail(err, -errno, "writing %s: %s", w->target,
 				       strerror(errno));
 		}
 		p += n;
@@ -160,7 +160,7 @@ int writer_pread(struct writer *w, uint64_t off, void *buf, size_t len,
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return ek_fail(err, -errno, "reading back %s: %s", w->tmp,
+			return err_fail(err, -errno, "reading back %s: %s", w->tmp,
 				       strerror(errno));
 		}
 		if (n == 0)
@@ -188,17 +188,17 @@ int writer_commit(struct writer *w, uint64_t size, ek_error *err)
 
 	umask(mask);
 	if (ftruncate(w->fd, (off_t)size) < 0)
-		ret = ek_fail(err, -errno, "setting the size of %s: %s", w->target,
+		ret = err_fail(err, -errno, "setting the size of %s: %s", w->target,
 			      strerror(errno));
 	else if (fsync(w->fd) < 0)
-		ret = ek_fail(err, -errno, "flushing %s: %s", w->target, strerror(errno));
+		ret = err_fail(err, -errno, "flushing %s: %s", w->target, strerror(errno));
 	else if (fchmod(w->fd, 0666 & ~mask) < 0)
-		ret = ek_fail(err, -errno, "chmod %s: %s", w->tmp, strerror(errno));
+		ret = err_fail(err, -errno, "chmod %s: %s", w->tmp, strerror(errno));
 	if (close(w->fd) < 0 && !ret)
-		ret = ek_fail(err, -errno, "closing %s: %s", w->target, strerror(errno));
+		ret = err_fail(err, -errno, "closing %s: %s", w->target, strerror(errno));
 	w->fd = -1;
 	if (!ret && rename(w->tmp, w->target) < 0)
-		ret = ek_fail(err, -errno, "renaming %s to %s: %s", w->tmp, w->target,
+		ret = err_fail(err, -errno, "renaming %s to %s: %s", w->tmp, w->target,
 			      strerror(errno));
 	if (!ret) {
 		free(w->tmp);

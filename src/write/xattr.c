@@ -86,7 +86,7 @@ int plan_xattrs(struct build *b)
 	if (nshared) {
 		c.items = malloc(nshared * sizeof(*c.items));
 		if (!c.items)
-			return ek_fail(b->err, -ENOMEM, "out of memory");
+			return err_fail(b->err, -ENOMEM, "out of memory");
 		btree_for_each_xattr(&b->tree, collect_shared, &c);
 		qsort(c.items, c.n, sizeof(*c.items), cmp_shared);
 		for (i = 0; i < c.n; i++) {
@@ -113,7 +113,7 @@ int plan_xattrs(struct build *b)
 				size += fmt_xattr_entry_size(x->suffix_len, x->value_len);
 		}
 		if ((size - EROFS_XATTR_HEADER_SIZE) / 4 + 1 > 0xFFFF)
-			return ek_fail(b->err, -E2BIG,
+			return err_fail(b->err, -E2BIG,
 				       "%s: xattrs need %llu bytes, more than an inode can hold",
 				       n->src_path ? n->src_path : "(directory)",
 				       (unsigned long long)size);

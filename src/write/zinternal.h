@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "write/internal.h"
-#include "codec/codec.h"
+#include "codec/encoder.h"
 #include "erofskit/erofskit.h"
 #include "format/zindex.h"
 #include "util/pool.h"
@@ -23,7 +23,7 @@ struct zext {
 
 /* Per-worker state: an encoder and an input buffer. */
 struct zworker {
-	struct ek_encoder *enc;
+	struct encoder *enc;
 	uint8_t *in;
 	size_t in_cap;
 	uint8_t *pcluster;       /* one pcluster of output */
@@ -66,8 +66,8 @@ struct ztask {
 
 struct zbuilder {
 	struct build *b;
-	struct ek_encoder_params ep;
-	unsigned int algorithm;  /* on-disk id */
+	const struct codec *codec;
+	struct encoder_params ep;
 	uint32_t pcluster;       /* bytes */
 	bool big;                /* pclusters above one block */
 	uint64_t segment;        /* bytes per segment */

@@ -67,7 +67,7 @@ static int commit_segment(struct zbuilder *zb, struct ztask *t)
 			cap *= 2;
 		g = realloc(f->ext, cap * sizeof(*g));
 		if (!g)
-			return ek_fail(b->err, -ENOMEM, "out of memory");
+			return err_fail(b->err, -ENOMEM, "out of memory");
 		f->ext = g;
 		f->cap = cap;
 	}
@@ -84,7 +84,7 @@ static int commit_segment(struct zbuilder *zb, struct ztask *t)
 			zb->max_blocks = t->ext[i].blocks;
 	}
 	if (blk > UINT32_MAX)
-		return ek_fail(b->err, -EFBIG, "image exceeds 2^32 blocks of %u bytes", b->blksz);
+		return err_fail(b->err, -EFBIG, "image exceeds 2^32 blocks of %u bytes", b->blksz);
 	ret = writer_pwrite(b->w, b->data_blk << b->blkszbits, t->data, t->data_len, b->err);
 	b->data_blk = blk;
 	if (!ret && last)
@@ -183,7 +183,7 @@ static int queue_file(struct zbuilder *zb, struct binode *n)
 	int ret;
 
 	if (!f)
-		return ek_fail(b->err, -ENOMEM, "out of memory");
+		return err_fail(b->err, -ENOMEM, "out of memory");
 	ret = source_open(b, n, &f->fd);
 	if (ret) {
 		free(f);
@@ -197,7 +197,7 @@ static int queue_file(struct zbuilder *zb, struct binode *n)
 		struct ztask *t = calloc(1, sizeof(*t));
 
 		if (!t)
-			return ek_fail(b->err, -ENOMEM, "out of memory");
+			return err_fail(b->err, -ENOMEM, "out of memory");
 		t->kind = ZT_COMPRESS;
 		t->n = n;
 		t->file = f;
@@ -232,7 +232,7 @@ int zbuild_write_all(struct build *b)
 			struct ztask *t = calloc(1, sizeof(*t));
 
 			if (!t)
-				return ek_fail(b->err, -ENOMEM, "out of memory");
+				return err_fail(b->err, -ENOMEM, "out of memory");
 			t->kind = ZT_RAW;
 			t->n = n;
 			ret = enqueue(zb, t);

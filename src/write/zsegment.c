@@ -25,7 +25,7 @@ static int reserve(struct ztask *t, size_t data, ek_error *err)
 		struct zext *g = realloc(t->ext, cap * sizeof(*g));
 
 		if (!g)
-			return ek_fail(err, -ENOMEM, "out of memory");
+			return err_fail(err, -ENOMEM, "out of memory");
 		t->ext = g;
 		t->ext_cap = cap;
 	}
@@ -37,7 +37,7 @@ static int reserve(struct ztask *t, size_t data, ek_error *err)
 			cap *= 2;
 		g = realloc(t->data, cap);
 		if (!g)
-			return ek_fail(err, -ENOMEM, "out of memory");
+			return err_fail(err, -ENOMEM, "out of memory");
 		t->data = g;
 		t->data_cap = cap;
 	}
@@ -85,7 +85,7 @@ static int read_input(struct ztask *t, struct zworker *w)
 	if (w->in_cap < t->len) {
 		p = realloc(w->in, (size_t)t->len);
 		if (!p)
-			return ek_fail(&t->err, -ENOMEM, "out of memory");
+			return err_fail(&t->err, -ENOMEM, "out of memory");
 		w->in = p;
 		w->in_cap = (size_t)t->len;
 	}
@@ -96,11 +96,11 @@ static int read_input(struct ztask *t, struct zworker *w)
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
-			return ek_fail(&t->err, -errno, "%s: read error at offset %llu: %s",
+			return err_fail(&t->err, -errno, "%s: read error at offset %llu: %s",
 				       t->n->src_path, (unsigned long long)off,
 				       strerror(errno));
 		if (got == 0)
-			return ek_fail(&t->err, -ESTALE,
+			return err_fail(&t->err, -ESTALE,
 				       "%s: shrank while being read (ends before offset %llu of %llu)",
 				       t->n->src_path, (unsigned long long)off,
 				       (unsigned long long)t->n->size);
@@ -136,7 +136,7 @@ void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w)
 			continue;
 		}
 		for (;;) {
-			ret = ek_encoder_fill(w->enc, w->in + pos, (size_t)left, w->pcluster,
+			ret = encoder_fill(w->enc, w->in + pos, (size_t)left, w->pcluster,
 					      cap, &consumed, &csize,
 					      cap == zb->pcluster ? &hint : NULL);
 			if (ret == -ENOSPC) {
@@ -145,7 +145,7 @@ void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w)
 				break;
 			}
 			if (ret) {
-				ek_fail(&t->err, ret, "%s: compressor failed (%d)",
+				err_fail(&t->err, ret, "%s: compressor failed (%d)",
 					t->n->src_path, ret);
 				break;
 			}

@@ -9,26 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/ctxpool.h"
 #include "codec/engine.h"
 
 /* liblzma's decoder on the same request; aborts unless it agrees. */
-static void compare_with_liblzma(const struct ek_engine *e, const struct ek_dreq *ours)
+static void compare_with_liblzma(const struct engine *e, const struct dreq *ours)
 {
-	static struct ctxpool pool;
-	static int ready;
-	struct ek_dreq r = *ours;
+	static void *ctx;
+	struct dreq r = *ours;
 
-	if (!ready) {
-		ctxpool_init(&pool, lzma_ctx_new, lzma_ctx_free);
-		ready = 1;
-	}
+	if (!ctx)
+		ctx = liblzma_decoder.ctx_new();
+	if (!ctx)
+		abort();
 	r.out = malloc(r.out_len);
 	if (!r.out)
 		abort();
 	r.result = 0;
 	r.why[0] = '\0';
-	lzma_decode(&pool, &e->params, &r);
+	liblzma_decoder.decode(ctx, &e->params, &r);
 	if ((r.result == 0) != (ours->result == 0) ||
 	    (r.result == 0 && memcmp(r.out, ours->out, r.out_len))) {
 		fprintf(stderr, "lzma decoders disagree: ours %d (%s), liblzma %d (%s)\n",
@@ -42,32 +40,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct ek_engine *engines[EK_DEFLATE_ENGINES];
-	struct ek_dreq r;
-	struct ek_engine *e;
+	/* One engine per deflate decoder of the codec table. */
+	static struct engine *engines[8];
+	static size_t nengines;
+	struct dreq r;
+	struct engine *e;
 	size_t out_len;
 	uint8_t *in, *out;
 
 	if (size < 4)
 		return 0;
-	if (!engines[0]) {
-		unsigned int i;
+	if (!nengines) {
+		const struct decoder *const *deflate = codec_of_algorithm(EROFS_ALG_DEFLATE)->decoders;
+		struct decoder_choice d;
 
-		for (i = 0; i < EK_DEFLATE_ENGINES; i++) {
-			/* Ours for lzma, whatever the environment says: it is
-			 * the one compared with liblzma's. */
-			struct ek_decoders d = {
-				.deflate = (enum ek_deflate_engine)i,
-				.lzma = EK_LZMA_BUILTIN,
-			};
-
-			if (ek_engine_software_create(&d, &engines[i], NULL))
+		if (decoder_choose(NULL, &d, NULL))
+			abort();
+		/* Ours for lzma, whatever the environment says: it is the
+		 * one compared with liblzma's. */
+		d.use[EROFS_ALG_LZMA] = &microlzma_decoder;
+		for (; deflate[nengines] && nengines < 8; nengines++) {
+			d.use[EROFS_ALG_DEFLATE] = deflate[nengines];
+			if (engine_software_create(&d, &engines[nengines], NULL))
 				abort();
-			engines[i]->params.lzma_dict_size = 1u << 20;
-			engines[i]->params.zstd_window_log_max = 20;
+			engines[nengines]->params.lzma_dict_size = 1u << 20;
+			engines[nengines]->params.zstd_window_log_max = 20;
 		}
 	}
-	e = engines[(data[0] >> 2) % EK_DEFLATE_ENGINES];
+	e = engines[(data[0] >> 2) % nengines];
 	out_len = ((size_t)data[1] | (size_t)data[2] << 8 | (size_t)(data[3] & 0x0F) << 16) + 1;
 	/* Exact-size copies, so that any overrun is caught. */
 	in = malloc(size - 4 ? size - 4 : 1);
@@ -82,8 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.out = out;
 	r.out_len = out_len;
 	r.partial = data[0] & 0x40;
-	ek_engine_decompress(e, &r);
-	if (r.algorithm == EK_ALG_LZMA)
+	engine_decompress(e, &r);
+	if (r.algorithm == EROFS_ALG_LZMA)
 		compare_with_liblzma(e, &r);
 	free(in);
 	free(out);

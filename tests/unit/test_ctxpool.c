@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "codec/ctxpool.h"
+#include "util/ctxpool.h"
 
 static int created, destroyed;
 

@@ -23,11 +23,11 @@
 #include "read/internal.h"
 
 static _Atomic uint64_t decoded_bytes;
-static const struct ek_engine_ops *real_ops;
-static struct ek_engine_ops counting_ops;
+static const struct engine_ops *real_ops;
+static struct engine_ops counting_ops;
 
 /* Every decode, synchronous or in a batch, passes through ops->decompress. */
-static int counting_decompress(struct ek_engine *e, struct ek_dreq *r)
+static int counting_decompress(struct engine *e, struct dreq *r)
 {
 	atomic_fetch_add(&decoded_bytes, r->out_len);
 	return real_ops->decompress(e, r);

@@ -12,23 +12,24 @@
 #include <cmocka.h>
 
 #include "codec/codec.h"
-#include "codec/ctxpool.h"
 
-static struct ctxpool ours_pool, liblzma_pool;
+/* Each decoder's context, reused from one stream to the next as the
+ * engine reuses them. */
+static void *ours_ctx, *liblzma_ctx;
 
 static int setup(void **state)
 {
 	(void)state;
-	ctxpool_init(&ours_pool, microlzma_ctx_new, microlzma_ctx_free);
-	ctxpool_init(&liblzma_pool, lzma_ctx_new, lzma_ctx_free);
-	return 0;
+	ours_ctx = microlzma_decoder.ctx_new();
+	liblzma_ctx = liblzma_decoder.ctx_new();
+	return ours_ctx && liblzma_ctx ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	ctxpool_fini(&ours_pool);
-	ctxpool_fini(&liblzma_pool);
+	microlzma_decoder.ctx_free(ours_ctx);
+	liblzma_decoder.ctx_free(liblzma_ctx);
 	return 0;
 }
 
@@ -112,8 +113,8 @@ struct verdict {
 static struct verdict run(bool ours, const uint8_t *in, size_t in_len,
 			  size_t out_len, bool partial, uint32_t dict_size)
 {
-	struct ek_dparams params = { .lzma_dict_size = dict_size };
-	struct ek_dreq r;
+	struct dparams params = { .lzma_dict_size = dict_size };
+	struct dreq r;
 	struct verdict v;
 	uint8_t *copy = malloc(in_len ? in_len : 1);
 
@@ -122,14 +123,14 @@ static struct verdict run(bool ours, const uint8_t *in, size_t in_len,
 	v.out = malloc(out_len ? out_len : 1);
 	assert_non_null(v.out);
 	memset(&r, 0, sizeof(r));
-	r.algorithm = EK_ALG_LZMA;
+	r.algorithm = EROFS_ALG_LZMA;
 	r.in = copy;
 	r.in_len = in_len;
 	r.out = v.out;
 	r.out_len = out_len;
 	r.partial = partial;
-	v.result = ours ? microlzma_decode(&ours_pool, &params, &r)
-			: lzma_decode(&liblzma_pool, &params, &r);
+	v.result = ours ? microlzma_decoder.decode(ours_ctx, &params, &r)
+			: liblzma_decoder.decode(liblzma_ctx, &params, &r);
 	if (v.result)
 		assert_true(r.why[0] != '\0');
 	free(copy);

@@ -22,9 +22,14 @@
 #include "read/cache.h"
 #include "read/internal.h"
 
-static const struct ek_decoders default_decoders = {
-	.deflate = EK_DEFLATE_LIBDEFLATE,
-	.lzma = EK_LZMA_BUILTIN,
+/* The fastest of each algorithm, as an image gets by default. */
+static const struct decoder_choice default_decoders = {
+	.use = {
+		[EROFS_ALG_LZ4] = &lz4_decoder,
+		[EROFS_ALG_LZMA] = &microlzma_decoder,
+		[EROFS_ALG_DEFLATE] = &libdeflate_decoder,
+		[EROFS_ALG_ZSTD] = &zstd_decoder,
+	},
 };
 
 static struct ek_cache *new_cache(size_t bytes)
@@ -218,22 +223,22 @@ struct tally {
 	atomic_int calls[300];
 };
 
-static void count_call(struct ek_dreq *r, void *ctx)
+static void count_call(struct dreq *r, void *ctx)
 {
 	struct tally *t = ctx;
 
 	atomic_fetch_add(&t->calls[(size_t)(uintptr_t)r->user], 1);
 }
 
-static void run_batches(struct ek_engine *engine)
+static void run_batches(struct engine *engine)
 {
 	static const size_t counts[] = { 1, 2, 3, 5, 64, 300 };
 	size_t ci;
 
 	for (ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
 		size_t n = counts[ci], i;
-		struct ek_dreq *reqs = calloc(n, sizeof(*reqs));
-		struct ek_dreq **ptrs = calloc(n, sizeof(*ptrs));
+		struct dreq *reqs = calloc(n, sizeof(*reqs));
+		struct dreq **ptrs = calloc(n, sizeof(*ptrs));
 		struct tally *t = calloc(1, sizeof(*t));
 		uint8_t *plain = malloc(70000);
 
@@ -248,14 +253,14 @@ static void run_batches(struct ek_engine *engine)
 			int clen = LZ4_compress_default((const char *)plain + i % 100, (char *)in, (int)len,
 						    LZ4_compressBound((int)len));
 			assert_true(clen > 0);
-			reqs[i] = (struct ek_dreq){
-				.algorithm = EK_ALG_LZ4, .in = in, .in_len = (size_t)clen,
+			reqs[i] = (struct dreq){
+				.algorithm = EROFS_ALG_LZ4, .in = in, .in_len = (size_t)clen,
 				.out = malloc(len), .out_len = len,
 				.user = (void *)(uintptr_t)i,
 			};
 			ptrs[i] = &reqs[i];
 		}
-		assert_int_equal(ek_engine_run_batch_each(engine, ptrs, n, count_call, t), 0);
+		assert_int_equal(engine_run_batch(engine, ptrs, n, count_call, t), 0);
 		for (i = 0; i < n; i++) {
 			assert_int_equal(atomic_load(&t->calls[i]), 1);
 			assert_int_equal(reqs[i].result, 0);
@@ -277,41 +282,41 @@ static void test_batches(void **state)
 
 	(void)state;
 	for (workers = 0; workers <= 3; workers++) {
-		struct ek_engine *sw = NULL, *e = NULL;
+		struct engine *sw = NULL, *e = NULL;
 
-		assert_int_equal(ek_engine_software_create(&default_decoders, &sw, &err), 0);
+		assert_int_equal(engine_software_create(&default_decoders, &sw, &err), 0);
 		if (workers)
-			assert_int_equal(ek_engine_pool_create(sw, workers, &e, &err), 0);
+			assert_int_equal(engine_pool_create(sw, workers, &e, &err), 0);
 		else
 			e = sw;
 		run_batches(e);
-		ek_engine_destroy(e);
+		engine_destroy(e);
 	}
 }
 
 /* A failing request fails alone, and still completes once. */
 static void test_batch_failure(void **state)
 {
-	struct ek_engine *sw = NULL, *e = NULL;
-	struct ek_dreq reqs[4], *ptrs[4];
+	struct engine *sw = NULL, *e = NULL;
+	struct dreq reqs[4], *ptrs[4];
 	uint8_t in[4][64], out[4][64];
 	struct tally *t = calloc(1, sizeof(*t));
 	ek_error err;
 	int i;
 
 	(void)state;
-	assert_int_equal(ek_engine_software_create(&default_decoders, &sw, &err), 0);
-	assert_int_equal(ek_engine_pool_create(sw, 2, &e, &err), 0);
+	assert_int_equal(engine_software_create(&default_decoders, &sw, &err), 0);
+	assert_int_equal(engine_pool_create(sw, 2, &e, &err), 0);
 	for (i = 0; i < 4; i++) {
 		int clen = LZ4_compress_default("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", (char *)in[i], 40, 64);
 
 		assert_true(clen > 0);
-		reqs[i] = (struct ek_dreq){ .algorithm = EK_ALG_LZ4, .in = in[i], .in_len = (size_t)clen,
+		reqs[i] = (struct dreq){ .algorithm = EROFS_ALG_LZ4, .in = in[i], .in_len = (size_t)clen,
 					    .out = out[i], .out_len = 40, .user = (void *)(uintptr_t)i };
 		ptrs[i] = &reqs[i];
 	}
 	reqs[1].in_len = 3;   /* truncated stream */
-	assert_int_not_equal(ek_engine_run_batch_each(e, ptrs, 4, count_call, t), 0);
+	assert_int_not_equal(engine_run_batch(e, ptrs, 4, count_call, t), 0);
 	for (i = 0; i < 4; i++) {
 		assert_int_equal(atomic_load(&t->calls[i]), 1);
 		if (i == 1)
@@ -319,7 +324,7 @@ static void test_batch_failure(void **state)
 		else
 			assert_int_equal(reqs[i].result, 0);
 	}
-	ek_engine_destroy(e);
+	engine_destroy(e);
 	free(t);
 }
 

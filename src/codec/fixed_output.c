@@ -7,13 +7,14 @@
  * Everything depends only on the input, so results are reproducible.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "codec/codec.h"
+#include "codec/fixed_output.h"
 
 #define FIT_TRIES 7
 
-int ek_fit_output(ek_whole_compress_fn compress, void *ctx,
+static int search(whole_compress_fn compress, void *ctx,
 		  const uint8_t *in, size_t in_len, uint8_t *out,
 		  size_t out_cap, uint8_t *scratch, size_t scratch_cap,
 		  uint32_t granule, size_t *consumed, size_t *out_len,
@@ -69,4 +70,28 @@ int ek_fit_output(ek_whole_compress_fn compress, void *ctx,
 	if (hint)
 		*hint = (size_t)((double)lo * (double)out_cap / (double)(lo_out ? lo_out : 1));
 	return 0;
+}
+
+int fixed_output_fill(struct fixed_output *f, whole_compress_fn compress,
+		      void *ctx, size_t bound, const uint8_t *in, size_t in_len,
+		      uint8_t *out, size_t out_cap, uint32_t granule,
+		      size_t *consumed, size_t *out_len, size_t *hint)
+{
+	if (bound > f->cap) {
+		uint8_t *s = realloc(f->scratch, bound);
+
+		if (!s)
+			return -ENOMEM;
+		f->scratch = s;
+		f->cap = bound;
+	}
+	return search(compress, ctx, in, in_len, out, out_cap, f->scratch, f->cap,
+		      granule, consumed, out_len, hint);
+}
+
+void fixed_output_free(struct fixed_output *f)
+{
+	free(f->scratch);
+	f->scratch = NULL;
+	f->cap = 0;
 }

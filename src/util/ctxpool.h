@@ -5,8 +5,8 @@
  * thread gets back the context it used last when that one is free: its
  * tables are still in this CPU's cache, not in another's.
  */
-#ifndef EK_CODEC_CTXPOOL_H
-#define EK_CODEC_CTXPOOL_H
+#ifndef EK_UTIL_CTXPOOL_H
+#define EK_UTIL_CTXPOOL_H
 
 #include <pthread.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
  * with the thread that used it last. */
 #include <stdlib.h>
 
-#include "codec/ctxpool.h"
+#include "util/ctxpool.h"
 
 void ctxpool_init(struct ctxpool *p, void *(*create)(void),
 		  void (*destroy)(void *))

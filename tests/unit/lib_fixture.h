@@ -80,14 +80,11 @@ static inline void src_path(char *buf, size_t size, const char *rel)
 	snprintf(buf, size, "%s%s", g.src, rel);
 }
 
-static inline int write_file(const char *rel, const uint8_t *data,
+static inline int write_copy(const char *path, const uint8_t *data,
 			     size_t size)
 {
-	char p[256];
-	int fd;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
-	src_path(p, sizeof(p), rel);
-	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		return -1;
 	if (size && write(fd, data, size) != (ssize_t)size) {
@@ -97,15 +94,32 @@ static inline int write_file(const char *rel, const uint8_t *data,
 	return close(fd);
 }
 
-static inline int add_file(const char *rel, size_t size, uint32_t seed)
+static inline int write_file(const char *rel, const uint8_t *data,
+			     size_t size)
+{
+	char p[256];
+
+	src_path(p, sizeof(p), rel);
+	return write_copy(p, data, size);
+}
+
+/* The next entry of g.files: image path `rel`, `size` zeroed bytes. */
+static inline struct srcfile *new_srcfile(const char *rel, size_t size)
 {
 	struct srcfile *f = &g.files[g.nfiles++];
-	size_t i;
 
 	snprintf(f->path, sizeof(f->path), "%s", rel);
 	f->size = size;
-	f->data = malloc(size ? size : 1);
-	if (!f->data)
+	f->data = calloc(1, size ? size : 1);
+	return f->data ? f : NULL;
+}
+
+static inline int add_file(const char *rel, size_t size, uint32_t seed)
+{
+	struct srcfile *f = new_srcfile(rel, size);
+	size_t i;
+
+	if (!f)
 		return -1;
 	for (i = 0; i < size; i++)
 		f->data[i] = (uint8_t)rng(&seed);
@@ -115,16 +129,13 @@ static inline int add_file(const char *rel, size_t size, uint32_t seed)
 /* A file with a 2 MiB hole, 5000 bytes of data, and a hole to 3 MiB. */
 static inline int add_sparse(const char *rel)
 {
-	struct srcfile *f = &g.files[g.nfiles++];
+	struct srcfile *f = new_srcfile(rel, SPARSE_SIZE);
 	uint32_t seed = 4242;
 	char p[256];
 	size_t i;
 	int fd;
 
-	snprintf(f->path, sizeof(f->path), "%s", rel);
-	f->size = SPARSE_SIZE;
-	f->data = calloc(1, SPARSE_SIZE);
-	if (!f->data)
+	if (!f)
 		return -1;
 	for (i = 0; i < 5000; i++)
 		f->data[SPARSE_DATA + i] = (uint8_t)(rng(&seed) | 1);
@@ -221,20 +232,6 @@ static inline int load_file(const char *path, uint8_t **data, size_t *size)
 	return n == (ssize_t)*size ? 0 : -1;
 }
 
-static inline int write_copy(const char *path, const uint8_t *data,
-			     size_t size)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	if (fd < 0)
-		return -1;
-	if (size && write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		return -1;
-	}
-	return close(fd);
-}
-
 /* ------------------------------------------------------------ fixture */
 
 static inline int make_tree(void)
@@ -264,11 +261,8 @@ static inline int make_tree(void)
 		size_t k, n = (i * 37) % 600;
 
 		snprintf(rel, sizeof(rel), "/sub/f%04u", i);
-		f = &g.files[g.nfiles++];
-		snprintf(f->path, sizeof(f->path), "%s", rel);
-		f->size = n;
-		f->data = malloc(n ? n : 1);
-		if (!f->data)
+		f = new_srcfile(rel, n);
+		if (!f)
 			return -1;
 		for (k = 0; k < n; k++)
 			f->data[k] = (uint8_t)('a' + (i + k) % 26);

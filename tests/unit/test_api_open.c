@@ -170,6 +170,7 @@ static void test_open_nonexistent(void **state)
 	assert_null(img);
 	assert_non_null(strstr(err.message, "does-not-exist.img"));
 	/* a directory is not an image */
+	memset(&err, 0, sizeof(err));
 	ret = ek_open(g.dir, NULL, &img, &err);
 	assert_true(ret < 0);
 	assert_int_equal(err.code, ret);
@@ -246,10 +247,14 @@ static void test_open_truncated(void **state)
 		}
 		/* the same through memory */
 		img = NULL;
+		memset(&err, 0, sizeof(err));
 		ret = ek_open_memory(g.image_bytes, sizes[i], NULL, &img, &err);
 		if (sizes[i] <= 4096)
 			assert_true(ret < 0);
 		if (ret) {
+			assert_true(ret < 0);
+			assert_null(img);
+			assert_int_equal(err.code, ret);
 			assert_true(strlen(err.message) > 0);
 		} else {
 			read_all_or_fail(img);

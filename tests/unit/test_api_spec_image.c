@@ -110,7 +110,7 @@ static void check_spec_image(bool variant)
 		assert_int_equal(e.physical, 4096);
 	} else {
 		assert_int_equal(e.kind, EK_EXTENT_PLAIN);
-	assert_true(e.in_metadata);
+		assert_true(e.in_metadata);
 		assert_int_equal(e.physical, 0x500);
 	}
 	ek_inode_put(file);
@@ -217,6 +217,7 @@ static void test_spec_image_damaged(void **state)
 	assert_int_equal(open_patched(b, &img, &err), 0);
 	assert_int_equal(ek_inode_get(img, SPEC_ROOT_NID, &inode, &err), 0);
 	n = 0;
+	memset(&err, 0, sizeof(err));
 	assert_true(ek_readdir(inode, 0, count_dir, &n, &err) < 0);
 	assert_int_equal(n, 0);
 	assert_true(strlen(err.message) > 0);
@@ -237,6 +238,7 @@ static void test_spec_image_damaged(void **state)
 	b = patched_spec_image();
 	put_le32(b + 0x4E8, 3000);
 	assert_int_equal(open_patched(b, &img, &err), 0);
+	memset(&err, 0, sizeof(err));
 	if (ek_inode_get(img, SPEC_FILE_NID, &inode, &err) == 0) {
 		char *big = malloc(3000);
 
@@ -254,7 +256,10 @@ static void test_spec_image_damaged(void **state)
 	put_le16(b + 0x4E2, 1);
 	assert_int_equal(open_patched(b, &img, &err), 0);
 	assert_int_equal(ek_inode_get(img, SPEC_FILE_NID, &inode, &err), 0);
+	memset(&err, 0, sizeof(err));
 	assert_true(ek_xattr_list(inode, buf, sizeof(buf), &err) < 0);
+	assert_true(strlen(err.message) > 0);
+	memset(&err, 0, sizeof(err));
 	assert_true(ek_xattr_get(inode, "user.x", buf, sizeof(buf), &err) < 0);
 	assert_true(strlen(err.message) > 0);
 	ek_inode_put(inode);

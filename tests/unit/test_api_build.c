@@ -1,0 +1,166 @@
+/*
+ * ek_build(): the fixture build's statistics, refused builds (missing or
+ * non-directory source, bad block sizes) that leave no target and keep an
+ * existing one, and the fixture tree again with 512-byte blocks, -T and
+ * all-root, read back through the whole API.
+ */
+#include <dirent.h>
+
+#include "format/super.h"
+#include "lib_fixture.h"
+
+static unsigned int count_entries(const char *dir)
+{
+	unsigned int n = 0;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* ------------------------------------------------------------ build */
+
+static void test_build_stats(void **state)
+{
+	(void)state;
+	assert_int_equal(g.stats.directories, 2);
+	assert_int_equal(g.stats.regular_files, NTOP + NSUB);
+	/* two directories, the regular files, 3 links, fifo (and chr) */
+	assert_int_equal(g.stats.files, 2 + NTOP + NSUB + 4 + (g.have_chr ? 1 : 0));
+	assert_int_equal(g.stats.image_bytes, g.image_size);
+	assert_int_equal(g.image_size % 4096, 0);
+	assert_int_equal(count_entries(g.dir), 2);   /* src, image.erofs */
+}
+
+static void test_build_errors(void **state)
+{
+	ek_build_options o;
+	ek_error err = { 0, "" };
+	char target[160], missing[160], file[160];
+	uint8_t *back = NULL;
+	size_t back_size = 0;
+	int ret;
+
+	(void)state;
+	snprintf(target, sizeof(target), "%s/out.img", g.dir);
+	snprintf(missing, sizeof(missing), "%s/no-such-source", g.dir);
+	src_path(file, sizeof(file), "/big");
+	ek_build_options_init(&o);
+
+	/* missing source: error naming it, no target, no temporary left */
+	ret = ek_build(target, missing, &o, NULL, &err);
+	expect_error(ret, -ENOENT, &err);
+	assert_non_null(strstr(err.message, "no-such-source"));
+	assert_int_not_equal(access(target, F_OK), 0);
+	/* a regular file as the source */
+	expect_error(ek_build(target, file, &o, NULL, &err), -ENOTDIR, &err);
+	/* bad block sizes */
+	o.block_size = 8192;
+	expect_error(ek_build(target, g.src, &o, NULL, &err), -EINVAL, &err);
+	o.block_size = 1000;
+	expect_error(ek_build(target, g.src, &o, NULL, &err), -EINVAL, &err);
+	o.block_size = 256;
+	expect_error(ek_build(target, g.src, &o, NULL, &err), -EINVAL, &err);
+	assert_int_not_equal(access(target, F_OK), 0);
+	/* an existing target survives a failed build untouched */
+	assert_int_equal(write_copy(target, (const uint8_t *)"keep", 4), 0);
+	ek_build_options_init(&o);
+	assert_true(ek_build(target, missing, &o, NULL, &err) < 0);
+	assert_int_equal(load_file(target, &back, &back_size), 0);
+	assert_int_equal(back_size, 4);
+	assert_memory_equal(back, "keep", 4);
+	free(back);
+	unlink(target);
+	assert_int_equal(count_entries(g.dir), 2);
+}
+
+/* ------------------------------------------------------------ 512 */
+
+/* The same tree with 512-byte blocks, -T and all-root. */
+static void test_build_512(void **state)
+{
+	ek_build_options o;
+	ek_build_stats st;
+	ek_error err = { 0, "" };
+	ek_image *img = NULL;
+	ek_super_info si;
+	uint8_t *bytes = NULL, *buf;
+	size_t size = 0;
+	char p[160];
+	unsigned int i;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/image512.erofs", g.dir);
+	ek_build_options_init(&o);
+	o.block_size = 512;
+	o.timestamp_set = true;
+	o.timestamp = 1600000000;
+	o.all_root = true;
+	if (ek_build(p, g.src, &o, &st, &err))
+		fail_msg("ek_build: %s", err.message);
+	assert_int_equal(load_file(p, &bytes, &size), 0);
+	assert_int_equal(size % 512, 0);
+	assert_int_equal(get_le32(bytes + 1028), fmt_super_checksum(bytes + 1024, 512));
+	assert_int_equal(ek_open(p, NULL, &img, &err), 0);
+	ek_get_super_info(img, &si);
+	assert_int_equal(si.block_size, 512);
+	assert_int_equal(si.epoch, 1600000000);
+	assert_int_equal(si.blocks * 512, size);
+	buf = malloc(SPARSE_SIZE + 1);
+	assert_non_null(buf);
+	for (i = 0; i < g.nfiles; i++) {
+		const struct srcfile *f = &g.files[i];
+		ek_inode *inode = get_in(img, f->path);
+		const ek_stat *es = ek_inode_stat(inode);
+
+		assert_int_equal(es->size, f->size);
+		assert_int_equal(es->uid, 0);
+		assert_int_equal(es->gid, 0);
+		assert_int_equal(es->mtime, 1600000000);
+		assert_int_equal(es->mtime_nsec, 0);
+		assert_int_equal(ek_read(inode, buf, f->size + 1, 0, &err), f->size);
+		assert_memory_equal(buf, f->data, f->size);
+		if (f->size) {
+			check_map_in(img, bytes, size, 512, f, 0);
+			check_map_in(img, bytes, size, 512, f, f->size - 1);
+		}
+		ek_inode_put(inode);
+	}
+	{
+		ek_inode *sub = get_in(img, "/sub"), *one = get_in(img, "/one");
+		ek_inode *l = get_in(img, "/link4095");
+		struct collected *c = calloc(1, sizeof(*c));
+
+		assert_non_null(c);
+		assert_int_equal(ek_readdir(sub, 0, collect, c, &err), 0);
+		assert_int_equal(c->n, NSUB + 2);
+		assert_int_equal(ek_xattr_get(one, "user.big", buf, 3000, &err), 3000);
+		for (i = 0; i < 3000; i++)
+			assert_int_equal(buf[i], (uint8_t)(i * 13 + 1));
+		assert_int_equal(ek_readlink(l, (char *)buf, 4096, &err), 4095);
+		free(c);
+		ek_inode_put(l);
+		ek_inode_put(one);
+		ek_inode_put(sub);
+	}
+	free(buf);
+	free(bytes);
+	ek_close(img);
+	unlink(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_build_stats),
+		cmocka_unit_test(test_build_errors),
+		cmocka_unit_test(test_build_512),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

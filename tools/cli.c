@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "erofskit/erofskit.h"
 
 static void vmessage(const char *cmd, const char *kind, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
@@ -35,6 +36,13 @@ void cli_warn(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vmessage(cmd, "warning: ", fmt, ap);
 	va_end(ap);
+}
+
+int cli_exit_code(int code)
+{
+	if (!code)
+		return EXIT_OK;
+	return ek_is_image_error(code) ? EXIT_CORRUPT : EXIT_USAGE;
 }
 
 bool cli_parse_size(const char *s, uint64_t *out)

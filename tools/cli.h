@@ -13,6 +13,10 @@ enum {
 	EXIT_USAGE = 2,     /* bad usage or an I/O error */
 };
 
+/* The exit code for a library failure (code < 0): EXIT_CORRUPT when the
+ * image is at fault, else EXIT_USAGE. */
+int cli_exit_code(int code);
+
 int cmd_mkfs(int argc, char **argv);
 int cmd_fsck(int argc, char **argv);
 int cmd_dump(int argc, char **argv);

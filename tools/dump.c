@@ -37,35 +37,7 @@ static void usage(FILE *f)
 
 static const char *type_name(uint32_t mode)
 {
-	switch (mode & S_IFMT) {
-	case S_IFREG: return "regular";
-	case S_IFDIR: return "directory";
-	case S_IFLNK: return "symlink";
-	case S_IFCHR: return "chardev";
-	case S_IFBLK: return "blockdev";
-	case S_IFIFO: return "fifo";
-	case S_IFSOCK: return "socket";
-	default: return "unknown";
-	}
-}
-
-static const char *layout_name(unsigned int layout)
-{
-	static const char *const names[] = {
-		"flat plain", "compressed full", "flat inline",
-		"compressed compact", "chunk based",
-	};
-
-	return layout < 5 ? names[layout] : "unknown";
-}
-
-static const char *extent_kind(unsigned int kind)
-{
-	static const char *const names[] = {
-		"hole", "plain", "compressed", "fragment",
-	};
-
-	return kind < 4 ? names[kind] : "unknown";
+	return ek_file_type_name(ek_file_type_of_mode(mode));
 }
 
 static void mode_string(uint32_t mode, char out[11])
@@ -203,18 +175,11 @@ static int print_extents(ek_inode *inode, bool json, ek_error *err)
 
 		if (ret)
 			return ret;
-		if (e.logical + e.length <= off) {
-			err->code = -EUCLEAN;
-			snprintf(err->message, sizeof(err->message),
-				 "extent map makes no progress at offset %llu",
-				 (unsigned long long)off);
-			return err->code;
-		}
 		if (json)
 			printf("%s{\"logical\": %llu, \"length\": %llu, \"kind\": \"%s\", "
 			       "\"physical\": %llu, \"physical_length\": %llu%s%s%s}",
 			       first ? "" : ", ", (unsigned long long)e.logical,
-			       (unsigned long long)e.length, extent_kind(e.kind),
+			       (unsigned long long)e.length, ek_extent_kind_name(e.kind),
 			       (unsigned long long)e.physical,
 			       (unsigned long long)e.physical_length,
 			       e.kind == EK_EXTENT_COMPRESSED ? ", \"algorithm\": \"" : "",
@@ -224,7 +189,7 @@ static int print_extents(ek_inode *inode, bool json, ek_error *err)
 			printf("  %12llu..%-12llu %-10s physical %llu (+%llu)%s%s%s\n",
 			       (unsigned long long)e.logical,
 			       (unsigned long long)(e.logical + e.length),
-			       extent_kind(e.kind), (unsigned long long)e.physical,
+			       ek_extent_kind_name(e.kind), (unsigned long long)e.physical,
 			       (unsigned long long)e.physical_length,
 			       e.kind == EK_EXTENT_COMPRESSED ? " " : "",
 			       e.kind == EK_EXTENT_COMPRESSED ? ek_algorithm_name(e.algorithm) : "",
@@ -269,7 +234,7 @@ static int dump_inode(ek_image *img, const char *path, bool json, ek_error *err)
 		       type_name(st->mode), st->mode & 07777, st->uid, st->gid, st->nlink,
 		       (unsigned long long)st->size, (long long)st->mtime, st->mtime_nsec,
 		       (unsigned long long)st->blocks, d.extended ? "true" : "false",
-		       layout_name(d.layout), (unsigned long long)d.inode_offset,
+		       ek_layout_name(d.layout), (unsigned long long)d.inode_offset,
 		       d.xattr_size);
 		if (S_ISCHR(st->mode) || S_ISBLK(st->mode))
 			printf(", \"rdev\": [%u, %u]", st->rdev_major, st->rdev_minor);
@@ -301,7 +266,7 @@ static int dump_inode(ek_image *img, const char *path, bool json, ek_error *err)
 			printf("Target:      %s\n", target);
 		printf("Inode:       %s core at byte %llu, layout %s, %u bytes of xattrs\n",
 		       d.extended ? "extended" : "compact",
-		       (unsigned long long)d.inode_offset, layout_name(d.layout),
+		       (unsigned long long)d.inode_offset, ek_layout_name(d.layout),
 		       d.xattr_size);
 		printf("Xattrs:\n");
 		if (ek_xattr_iterate(inode, print_xattr, &xp, err))
@@ -479,7 +444,7 @@ int cmd_dump(int argc, char **argv)
 	ret = ek_open(argv[optind], &oo, &img, &err);
 	if (ret) {
 		cli_error(CMD, "%s", err.message);
-		return ret == -EUCLEAN || ret == -EOPNOTSUPP ? EXIT_CORRUPT : EXIT_USAGE;
+		return cli_exit_code(ret);
 	}
 	switch (mode) {
 	case OPT_PATH:
@@ -502,7 +467,7 @@ int cmd_dump(int argc, char **argv)
 	}
 	if (ret) {
 		cli_error(CMD, "%s", err.message);
-		return ret == -EUCLEAN || ret == -EOPNOTSUPP ? EXIT_CORRUPT : EXIT_USAGE;
+		return cli_exit_code(ret);
 	}
 	return EXIT_OK;
 }

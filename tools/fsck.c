@@ -141,7 +141,7 @@ int cmd_fsck(int argc, char **argv)
 	ret = ek_open(argv[optind], &oo, &img, &err);
 	if (ret) {
 		cli_error(CMD, "%s", err.message);
-		return ret == -EUCLEAN || ret == -EOPNOTSUPP ? EXIT_CORRUPT : EXIT_USAGE;
+		return cli_exit_code(ret);
 	}
 	cli_progress_init(&prog, co.extract_dir ? "extract" : "check");
 	rep.prog = &prog;

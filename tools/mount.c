@@ -89,7 +89,7 @@ static fuse_ino_t to_ino(struct mount_ctx *m, ek_nid nid)
 /* Image problems become EIO for the reader; the rest keep their code. */
 static int errno_of(int ret)
 {
-	if (ret == -EUCLEAN || ret == -EOPNOTSUPP)
+	if (ek_is_image_error(ret))
 		return EIO;
 	return ret < 0 ? -ret : EIO;
 }
@@ -321,10 +321,7 @@ static int fill_one(void *ctx, const ek_dirent *d)
 
 		memset(&st, 0, sizeof(st));
 		st.st_ino = d->nid;
-		st.st_mode = (mode_t)(d->type == EK_FT_DIR ? S_IFDIR : d->type == EK_FT_LNK ? S_IFLNK
-				      : d->type == EK_FT_CHR ? S_IFCHR : d->type == EK_FT_BLK ? S_IFBLK
-				      : d->type == EK_FT_FIFO ? S_IFIFO : d->type == EK_FT_SOCK ? S_IFSOCK
-				      : S_IFREG);
+		st.st_mode = (mode_t)ek_file_type_mode(d->type);
 		need = fuse_add_direntry(f->req, f->buf + f->used, f->size - f->used, name,
 					 &st, (off_t)d->next_offset);
 	}
@@ -569,7 +566,7 @@ int cmd_mount(int argc, char **argv)
 	 * survive the fork). */
 	if (ek_open(image, &oo, &m.img, &err)) {
 		cli_error(CMD, "%s", err.message);
-		ret = err.code == -EUCLEAN || err.code == -EOPNOTSUPP ? EXIT_CORRUPT : EXIT_USAGE;
+		ret = cli_exit_code(err.code);
 		goto out;
 	}
 	ek_close(m.img);

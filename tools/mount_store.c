@@ -14,7 +14,9 @@
 #define WINDOW (512u * 1024)
 /* Only small reads are offered: larger ones are the kernel's readahead. */
 #define OFFER_MAX (128u * 1024)
-#define BUF_BYTES (2 * WINDOW + OFFER_MAX + 2 * 65536)
+/* What one push may take: any read-around window the library has, an
+ * extent's 2 * WINDOW around a read; more is not worth the copy. */
+#define PUSH_MAX (16u << 20)
 
 struct offer {
 	fuse_ino_t ino;
@@ -32,7 +34,8 @@ struct page_store {
 	unsigned int head, count;
 	bool stopping;
 	uint64_t page;
-	char *buf;
+	char *buf;                /* grown to the largest push so far */
+	size_t buf_cap;
 };
 
 static void store_range(struct page_store *ps, fuse_ino_t ino, const char *data,
@@ -64,8 +67,16 @@ static void store_window(struct page_store *ps, ek_inode *inode, const struct of
 		hi = hi / ps->page * ps->page;
 	skip_lo = o->off / ps->page * ps->page;
 	skip_hi = (o->off + o->len + ps->page - 1) / ps->page * ps->page;
-	if (hi <= lo || (lo >= skip_lo && hi <= skip_hi) || hi - lo > BUF_BYTES)
+	if (hi <= lo || (lo >= skip_lo && hi <= skip_hi) || hi - lo > PUSH_MAX)
 		return;
+	if (hi - lo > ps->buf_cap) {
+		char *grown = realloc(ps->buf, hi - lo);
+
+		if (!grown)
+			return;
+		ps->buf = grown;
+		ps->buf_cap = hi - lo;
+	}
 	/* Mostly cached already: the read's own cluster, or the library's
 	 * read-around of small clusters (being) decoded in the background. */
 	n = ek_read(inode, ps->buf, hi - lo, lo, NULL);
@@ -152,21 +163,15 @@ struct page_store *page_store_start(struct fuse_session *se, ek_image *img)
 	ps->se = se;
 	ps->img = img;
 	ps->page = page > 0 ? (uint64_t)page : 4096;
-	ps->buf = malloc(BUF_BYTES);
-	if (!ps->buf)
-		goto fail;
 	pthread_mutex_init(&ps->lock, NULL);
 	pthread_cond_init(&ps->wake, NULL);
 	if (pthread_create(&ps->thread, NULL, store_thread, ps)) {
 		pthread_cond_destroy(&ps->wake);
 		pthread_mutex_destroy(&ps->lock);
-		goto fail;
+		free(ps);
+		return NULL;
 	}
 	return ps;
-fail:
-	free(ps->buf);
-	free(ps);
-	return NULL;
 }
 
 void page_store_offer(struct page_store *ps, fuse_ino_t ino, ek_nid nid,

@@ -24,9 +24,9 @@ struct page_store;
 struct page_store *page_store_start(struct fuse_session *se, ek_image *img);
 
 /* A random read of [off, off+len) of inode `nid` (FUSE node `ino`) was just
- * answered: offer the rest of its extent (of its 128 KiB window, for
- * small extents).  Never blocks; a full queue
- * drops the offer (it is only a hint). */
+ * answered: offer the rest of its extent, or for small extents the rest of
+ * the window the library decodes around it (ek_read_around()).  Never
+ * blocks; a full queue drops the offer (it is only a hint). */
 void page_store_offer(struct page_store *ps, fuse_ino_t ino, ek_nid nid,
 		      uint64_t off, uint64_t len);
 

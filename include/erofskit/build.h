@@ -77,16 +77,16 @@ typedef struct ek_build_stats {
 	double seconds;
 } ek_build_stats;
 
-void ek_build_options_init(ek_build_options *o);
+EK_API void ek_build_options_init(ek_build_options *o);
 
 /* Build `image_path` from the directory `source_dir`. */
-int ek_build(const char *image_path, const char *source_dir,
-	     const ek_build_options *opts, ek_build_stats *stats,
-	     ek_error *err);
+EK_API int ek_build(const char *image_path, const char *source_dir,
+		    const ek_build_options *opts, ek_build_stats *stats,
+		    ek_error *err);
 
 /* Parse a compressor spec as mkfs.erofs takes it: "lz4", "lz4hc,9",
  * "deflate,level=9", "zstd,level=15", "lzma,level=109,dictsize=65536". */
-int ek_parse_compressor(const char *spec, ek_build_options *o, ek_error *err);
+EK_API int ek_parse_compressor(const char *spec, ek_build_options *o, ek_error *err);
 
 #ifdef __cplusplus
 }

@@ -44,15 +44,15 @@ typedef struct ek_check_stats {
 	double seconds;
 } ek_check_stats;
 
-void ek_check_options_init(ek_check_options *o);
+EK_API void ek_check_options_init(ek_check_options *o);
 
 /*
  * Check (and extract) the whole image.  Returns 0 when the walk completed
  * (stats->problems says whether the image is clean), or a negative errno
  * when it could not run at all (bad extract dir, out of memory).
  */
-int ek_check(ek_image *img, const ek_check_options *opts,
-	     ek_check_stats *stats, ek_error *err);
+EK_API int ek_check(ek_image *img, const ek_check_options *opts,
+		    ek_check_stats *stats, ek_error *err);
 
 #ifdef __cplusplus
 }

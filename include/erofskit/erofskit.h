@@ -21,6 +21,14 @@
 extern "C" {
 #endif
 
+/* The library's interface: the functions marked EK_API are all that its
+ * shared form exports; everything else is built with hidden visibility. */
+#if defined(__GNUC__) || defined(__clang__)
+#define EK_API __attribute__((visibility("default")))
+#else
+#define EK_API
+#endif
+
 #define EK_ERROR_MESSAGE_MAX 512
 
 typedef struct ek_error {
@@ -29,7 +37,7 @@ typedef struct ek_error {
 } ek_error;
 
 /* Library version, e.g. "0.1.0". */
-const char *ek_version(void);
+EK_API const char *ek_version(void);
 
 /* ------------------------------------------------------------ opening */
 
@@ -63,19 +71,19 @@ typedef struct ek_open_options {
 } ek_open_options;
 
 /* Fill *o with the defaults. */
-void ek_open_options_init(ek_open_options *o);
+EK_API void ek_open_options_init(ek_open_options *o);
 /* Use the decoder NAME for the algorithm it decodes (each name belongs to
  * one: libdeflate, isal, zlib for deflate; builtin, liblzma for lzma), as
  * the tools' --engine does.  -EINVAL, naming them all, for any other. */
-int ek_open_options_set_engine(ek_open_options *o, const char *name, ek_error *err);
+EK_API int ek_open_options_set_engine(ek_open_options *o, const char *name, ek_error *err);
 
 /* Open an image file.  opts may be NULL for the defaults. */
-int ek_open(const char *path, const ek_open_options *opts, ek_image **out,
-	    ek_error *err);
+EK_API int ek_open(const char *path, const ek_open_options *opts, ek_image **out,
+		   ek_error *err);
 /* Open an image held in memory (the buffer must outlive the image). */
-int ek_open_memory(const void *data, size_t size, const ek_open_options *opts,
-		   ek_image **out, ek_error *err);
-void ek_close(ek_image *img);
+EK_API int ek_open_memory(const void *data, size_t size, const ek_open_options *opts,
+			  ek_image **out, ek_error *err);
+EK_API void ek_close(ek_image *img);
 
 /* ------------------------------------------------------------ superblock */
 
@@ -104,13 +112,15 @@ typedef struct ek_super_info {
 	uint64_t image_size;      /* bytes of the image file */
 } ek_super_info;
 
-void ek_get_super_info(const ek_image *img, ek_super_info *out);
+EK_API void ek_get_super_info(const ek_image *img, ek_super_info *out);
 /* The threads that decompress for img: its options' workers, resolved. */
-unsigned int ek_image_workers(const ek_image *img);
-ek_nid ek_root_nid(const ek_image *img);
+EK_API unsigned int ek_image_workers(const ek_image *img);
+EK_API ek_nid ek_root_nid(const ek_image *img);
 
 /* Names of the features set in the superblock, comma separated. */
-void ek_feature_names(const ek_super_info *sb, char *buf, size_t size);
+EK_API void ek_feature_names(const ek_super_info *sb, char *buf, size_t size);
+/* Name of an on-disk layout (ek_inode_detail.layout): "flat inline", ... */
+EK_API const char *ek_layout_name(unsigned int layout);
 
 /* ------------------------------------------------------------ inodes */
 
@@ -131,10 +141,10 @@ typedef struct ek_stat {
 
 /* Load and validate one inode.  The handle must be released with
  * ek_inode_put(). */
-int ek_inode_get(ek_image *img, ek_nid nid, ek_inode **out, ek_error *err);
-void ek_inode_put(ek_inode *inode);
-const ek_stat *ek_inode_stat(const ek_inode *inode);
-ek_image *ek_inode_image(const ek_inode *inode);
+EK_API int ek_inode_get(ek_image *img, ek_nid nid, ek_inode **out, ek_error *err);
+EK_API void ek_inode_put(ek_inode *inode);
+EK_API const ek_stat *ek_inode_stat(const ek_inode *inode);
+EK_API ek_image *ek_inode_image(const ek_inode *inode);
 
 /* Detail of an inode's on-disk form, for inspection tools. */
 typedef struct ek_inode_detail {
@@ -149,16 +159,16 @@ typedef struct ek_inode_detail {
 	uint32_t inline_size;
 } ek_inode_detail;
 
-void ek_inode_get_detail(const ek_inode *inode, ek_inode_detail *out);
+EK_API void ek_inode_get_detail(const ek_inode *inode, ek_inode_detail *out);
 
 /* Resolve an absolute path ("/", "/etc/passwd"; "." and ".." are handled
  * as names stored in the directories; symlinks are not followed). */
-int ek_lookup(ek_image *img, const char *path, ek_nid *out, ek_error *err);
+EK_API int ek_lookup(ek_image *img, const char *path, ek_nid *out, ek_error *err);
 /* Look up one name in a directory. -ENOENT if absent. */
-int ek_lookup_child(ek_inode *dir, const char *name, size_t name_len,
-		    ek_nid *out, ek_error *err);
+EK_API int ek_lookup_child(ek_inode *dir, const char *name, size_t name_len,
+			   ek_nid *out, ek_error *err);
 /* Convenience: stat by nid. */
-int ek_stat_nid(ek_image *img, ek_nid nid, ek_stat *out, ek_error *err);
+EK_API int ek_stat_nid(ek_image *img, ek_nid nid, ek_stat *out, ek_error *err);
 
 /* ------------------------------------------------------------ directories */
 
@@ -166,6 +176,13 @@ enum ek_file_type {
 	EK_FT_UNKNOWN = 0, EK_FT_REG = 1, EK_FT_DIR = 2, EK_FT_CHR = 3,
 	EK_FT_BLK = 4, EK_FT_FIFO = 5, EK_FT_SOCK = 6, EK_FT_LNK = 7,
 };
+
+/* The type of a mode (st_mode), the mode's type bits of a type (0 for
+ * EK_FT_UNKNOWN), and its name: "regular", "directory", "symlink",
+ * "chardev", "blockdev", "fifo", "socket" or "unknown". */
+EK_API unsigned int ek_file_type_of_mode(uint32_t mode);
+EK_API uint32_t ek_file_type_mode(unsigned int type);
+EK_API const char *ek_file_type_name(unsigned int type);
 
 typedef struct ek_dirent {
 	ek_nid nid;
@@ -181,17 +198,17 @@ typedef int (*ek_readdir_fn)(void *ctx, const ek_dirent *d);
 /* Iterate a directory's entries (including "." and ".."), in on-disk
  * order, starting at offset (0 = beginning).  Every block is validated
  * before any of its entries is reported. */
-int ek_readdir(ek_inode *dir, uint64_t offset, ek_readdir_fn fn, void *ctx,
-	       ek_error *err);
+EK_API int ek_readdir(ek_inode *dir, uint64_t offset, ek_readdir_fn fn, void *ctx,
+		      ek_error *err);
 
 /* ------------------------------------------------------------ data */
 
 /* Read up to len bytes at offset; returns bytes read (short only at EOF). */
-ssize_t ek_read(ek_inode *inode, void *buf, size_t len, uint64_t offset,
-		ek_error *err);
+EK_API ssize_t ek_read(ek_inode *inode, void *buf, size_t len, uint64_t offset,
+		       ek_error *err);
 
 /* Symlink target into buf (NUL terminated); returns its length. */
-ssize_t ek_readlink(ek_inode *inode, char *buf, size_t size, ek_error *err);
+EK_API ssize_t ek_readlink(ek_inode *inode, char *buf, size_t size, ek_error *err);
 
 /* One mapped extent of a file, for inspection. */
 enum ek_extent_kind {
@@ -215,18 +232,23 @@ typedef struct ek_extent {
 	int in_metadata;      /* stored inline after the inode (tail packing) */
 } ek_extent;
 
-/* Map the extent containing file offset `offset` (< i_size). */
-int ek_map(ek_inode *inode, uint64_t offset, ek_extent *out, ek_error *err);
+/* Map the extent containing file offset `offset` (< i_size): on success
+ * out->logical <= offset < out->logical + out->length, so a walk from
+ * out->logical + out->length always moves on (a map that would not is
+ * reported as corruption). */
+EK_API int ek_map(ek_inode *inode, uint64_t offset, ek_extent *out, ek_error *err);
+/* "hole", "plain", "compressed" or "fragment". */
+EK_API const char *ek_extent_kind_name(unsigned int kind);
 
 /* The span [*from, *to) of file data that the library decodes into its
  * cache along with a random read at `offset` (read-around of small
  * compressed extents).  Returns 0 when there is none: the extent is big
  * (decoded whole anyway) or not compressed, or the image has no cache. */
-int ek_read_around(ek_inode *inode, uint64_t offset, uint64_t *from,
-		   uint64_t *to);
+EK_API int ek_read_around(ek_inode *inode, uint64_t offset, uint64_t *from,
+			  uint64_t *to);
 
 /* Algorithm name for an id ("lz4", "lzma", "deflate", "zstd"). */
-const char *ek_algorithm_name(unsigned int id);
+EK_API const char *ek_algorithm_name(unsigned int id);
 
 /* ------------------------------------------------------------ xattrs */
 
@@ -235,19 +257,23 @@ typedef int (*ek_xattr_fn)(void *ctx, const char *name, size_t name_len,
 			   const void *value, size_t value_len);
 
 /* Iterate every xattr (inline first, then shared), validating each. */
-int ek_xattr_iterate(ek_inode *inode, ek_xattr_fn fn, void *ctx,
-		     ek_error *err);
+EK_API int ek_xattr_iterate(ek_inode *inode, ek_xattr_fn fn, void *ctx,
+			    ek_error *err);
 /* listxattr(2) form: NUL-separated names into buf; size 0 asks the length. */
-ssize_t ek_xattr_list(ek_inode *inode, char *buf, size_t size, ek_error *err);
+EK_API ssize_t ek_xattr_list(ek_inode *inode, char *buf, size_t size, ek_error *err);
 /* getxattr(2) form: -ENODATA if absent, -ERANGE if buf too small;
  * size 0 asks the length. */
-ssize_t ek_xattr_get(ek_inode *inode, const char *name, void *buf,
-		     size_t size, ek_error *err);
+EK_API ssize_t ek_xattr_get(ek_inode *inode, const char *name, void *buf,
+			    size_t size, ek_error *err);
 
 /* ------------------------------------------------------------ errors */
 
 /* Describe a negative error code ("image is corrupt" for -EUCLEAN). */
-const char *ek_strerror(int code);
+EK_API const char *ek_strerror(int code);
+/* Whether a code puts the fault on the image: corrupt (-EUCLEAN) or using
+ * a feature this library does not read (-EOPNOTSUPP).  The tools exit 1
+ * for these and 2 for every other failure. */
+EK_API int ek_is_image_error(int code);
 
 #ifdef __cplusplus
 }

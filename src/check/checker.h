@@ -107,7 +107,6 @@ int check_walk(struct checker *c);
 /* filedata.c: regular files' bytes.  A directory job gathers its small
  * files into a batch; big files are cut into ranges, one job each. */
 struct file_batch;
-struct file_batch *check_batch_new(void);
 /* Take ownership of inode (a regular file whose name was claimed); when
  * extracting, it is created in dirfd, its directory. */
 void check_add_file(struct checker *c, unsigned int worker, int dirfd,
@@ -116,10 +115,6 @@ void check_add_file(struct checker *c, unsigned int worker, int dirfd,
 /* Hand the rest of a batch off, or run it here when that is cheaper. */
 void check_flush_batch(struct checker *c, unsigned int worker,
 		       struct file_batch **batch);
-void check_progress(struct checker *c, uint64_t bytes);
-/* The directory part of a relative path and its last name. */
-int check_split_path(const char *rel, char *parent, size_t size,
-		     const char **name);
 
 /* descriptors.c: the budget of output descriptors (set once extract_init
  * has run, before the pool starts), taken by files whose data is queued. */
@@ -127,13 +122,20 @@ void check_plan_descriptors(struct checker *c);
 bool check_take_descriptor(struct checker *c);
 void check_give_descriptor(struct checker *c);
 
-/* Run a job now (single-threaded, or inline) or on the pool. */
+/* jobs.c: run a job on the pool, or queue it for check_drain() when
+ * single-threaded. */
 void check_submit(struct checker *c, struct pool_job *job, unsigned int worker);
+void check_drain(struct checker *c);
 
-/* Deferred work (takes the lock). */
+/* deferred.c: record work for the end (takes the lock) ... */
 int check_defer_link(struct checker *c, uint64_t nid, const char *path);
 int check_defer_dupdir(struct checker *c, uint64_t nid, const char *path);
 int check_defer_dir(struct checker *c, const char *path, unsigned int depth,
 		    const ek_stat *st, struct xattr_list *xl);
+/* ... and do it, once the walk is over. */
+void check_report_dupdirs(struct checker *c);
+void check_make_links(struct checker *c);
+void check_finish_dirs(struct checker *c);
+void check_free_deferred(struct checker *c);
 
 #endif

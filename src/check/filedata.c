@@ -54,26 +54,12 @@ struct file_batch {
 	uint64_t bytes;
 };
 
-void check_progress(struct checker *c, uint64_t bytes)
+static void check_progress(struct checker *c, uint64_t bytes)
 {
 	uint64_t done = atomic_fetch_add(&c->bytes_done, bytes) + bytes;
 
 	if (c->o->progress)
 		c->o->progress(c->o->progress_ctx, done, atomic_load(&c->bytes_total));
-}
-
-int check_split_path(const char *rel, char *parent, size_t size,
-		     const char **name)
-{
-	const char *slash = strrchr(rel, '/');
-	size_t len = slash ? (size_t)(slash - rel) : 0;
-
-	if (len >= size)
-		return -ENAMETOOLONG;
-	memcpy(parent, rel, len);
-	parent[len] = '\0';
-	*name = slash ? slash + 1 : rel;
-	return 0;
 }
 
 /*
@@ -345,7 +331,7 @@ static void run_batch(struct pool_job *job, unsigned int worker)
 	free(b);
 }
 
-struct file_batch *check_batch_new(void)
+static struct file_batch *check_batch_new(void)
 {
 	struct file_batch *b = calloc(1, sizeof(*b));
 

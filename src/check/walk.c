@@ -73,20 +73,6 @@ static void free_entries(struct entries *es)
 	free(es->v);
 }
 
-static unsigned int type_of_mode(uint32_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFREG: return EK_FT_REG;
-	case S_IFDIR: return EK_FT_DIR;
-	case S_IFCHR: return EK_FT_CHR;
-	case S_IFBLK: return EK_FT_BLK;
-	case S_IFIFO: return EK_FT_FIFO;
-	case S_IFSOCK: return EK_FT_SOCK;
-	case S_IFLNK: return EK_FT_LNK;
-	default: return EK_FT_UNKNOWN;
-	}
-}
-
 /*
  * Claim an inode for a name: *owner when this name is the first.  Entries
  * move when the set grows, so no pointer to one outlives the lock: callers
@@ -256,7 +242,7 @@ static void visit_entry(struct checker *c, struct dir_job *d, unsigned int worke
 		goto out;
 	}
 	atomic_fetch_add(&c->inodes, 1);
-	if (type_of_mode(ek_inode_stat(child)->mode) != en->type) {
+	if (ek_file_type_of_mode(ek_inode_stat(child)->mode) != en->type) {
 		char msg[128];
 
 		snprintf(msg, sizeof(msg),

@@ -81,6 +81,13 @@ const struct codec *codec_of_algorithm(unsigned int algorithm)
 	return NULL;
 }
 
+const char *ek_algorithm_name(unsigned int id)
+{
+	const struct codec *c = codec_of_algorithm(id);
+
+	return c ? c->name : "unknown";
+}
+
 bool codec_level_valid(const struct codec *c, int level)
 {
 	if (level >= c->level_min && level <= c->level_max)

@@ -16,18 +16,52 @@ void fmt_decode_rdev(uint32_t v, uint32_t *major, uint32_t *minor)
 	*minor = (v & 0xFFu) | ((v >> 12) & 0xFFF00u);
 }
 
+/* Directory entry types: the mode's type bits, and a name for people. */
+static const struct {
+	uint32_t mode;
+	const char *name;
+} ftypes[EROFS_FT_MAX] = {
+	[EROFS_FT_UNKNOWN] = { 0, "unknown" },
+	[EROFS_FT_REG] = { S_IFREG, "regular" },
+	[EROFS_FT_DIR] = { S_IFDIR, "directory" },
+	[EROFS_FT_CHR] = { S_IFCHR, "chardev" },
+	[EROFS_FT_BLK] = { S_IFBLK, "blockdev" },
+	[EROFS_FT_FIFO] = { S_IFIFO, "fifo" },
+	[EROFS_FT_SOCK] = { S_IFSOCK, "socket" },
+	[EROFS_FT_LNK] = { S_IFLNK, "symlink" },
+};
+
 uint8_t fmt_ftype_of_mode(uint32_t mode)
 {
-	switch (mode & S_IFMT) {
-	case S_IFREG: return EROFS_FT_REG;
-	case S_IFDIR: return EROFS_FT_DIR;
-	case S_IFCHR: return EROFS_FT_CHR;
-	case S_IFBLK: return EROFS_FT_BLK;
-	case S_IFIFO: return EROFS_FT_FIFO;
-	case S_IFSOCK: return EROFS_FT_SOCK;
-	case S_IFLNK: return EROFS_FT_LNK;
-	default: return EROFS_FT_UNKNOWN;
-	}
+	uint8_t t;
+
+	for (t = EROFS_FT_REG; t < EROFS_FT_MAX; t++)
+		if (ftypes[t].mode == (mode & S_IFMT))
+			return t;
+	return EROFS_FT_UNKNOWN;
+}
+
+uint32_t fmt_mode_of_ftype(unsigned int ftype)
+{
+	return ftype < EROFS_FT_MAX ? ftypes[ftype].mode : 0;
+}
+
+const char *fmt_ftype_name(unsigned int ftype)
+{
+	return ftypes[ftype < EROFS_FT_MAX ? ftype : EROFS_FT_UNKNOWN].name;
+}
+
+const char *fmt_layout_name(unsigned int layout)
+{
+	static const char *const names[EROFS_LAYOUT_MAX] = {
+		[EROFS_LAYOUT_FLAT_PLAIN] = "flat plain",
+		[EROFS_LAYOUT_COMPRESSED_FULL] = "compressed full",
+		[EROFS_LAYOUT_FLAT_INLINE] = "flat inline",
+		[EROFS_LAYOUT_COMPRESSED_COMPACT] = "compressed compact",
+		[EROFS_LAYOUT_CHUNK_BASED] = "chunk based",
+	};
+
+	return layout < EROFS_LAYOUT_MAX && names[layout] ? names[layout] : "unknown";
 }
 
 static bool layout_is_flat(unsigned int layout)

@@ -60,8 +60,12 @@ void fmt_inode_encode(const struct fmt_inode *in, uint8_t *out);
 uint32_t fmt_encode_rdev(uint32_t major, uint32_t minor);
 void fmt_decode_rdev(uint32_t v, uint32_t *major, uint32_t *minor);
 
-/* Directory-entry type code for a mode. */
+/* Directory-entry type code for a mode, the mode's type bits for a code
+ * (0 for an unknown one), and names for people. */
 uint8_t fmt_ftype_of_mode(uint32_t mode);
+uint32_t fmt_mode_of_ftype(unsigned int ftype);
+const char *fmt_ftype_name(unsigned int ftype);
+const char *fmt_layout_name(unsigned int layout);
 
 /* i_format word for a layout. */
 static inline uint16_t fmt_iformat(bool extended, unsigned int layout)

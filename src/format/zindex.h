@@ -141,8 +141,6 @@ int fmt_zindex_plan(const struct fmt_zextent *ext, size_t n, uint64_t size,
 		    unsigned int lclusterbits, bool big, struct fmt_lcluster *lc,
 		    fmt_why *why);
 
-void fmt_zindex_encode_full(const struct fmt_lcluster *lc, uint64_t nlc,
-			    uint8_t *out);
 int fmt_zindex_encode_compact(const struct fmt_lcluster *lc, uint64_t nlc,
 			      const struct fmt_compact_layout *l,
 			      unsigned int lclusterbits, bool big, uint8_t *out,

@@ -69,15 +69,6 @@ int fmt_zindex_plan(const struct fmt_zextent *ext, size_t n, uint64_t size,
 	return 0;
 }
 
-void fmt_zindex_encode_full(const struct fmt_lcluster *lc, uint64_t nlc,
-			    uint8_t *out)
-{
-	uint64_t k;
-
-	for (k = 0; k < nlc; k++)
-		fmt_zindex_full_encode(out + k * Z_FULL_INDEX_SIZE, &lc[k]);
-}
-
 /* The value an item stores: clusterofs, a block count, delta0 or (last
  * item of a pack) delta1. */
 static uint16_t item_value(const struct fmt_lcluster *lc, bool last_in_pack)

@@ -11,44 +11,44 @@
 
 #include "erofskit/erofskit.h"
 
-struct ek_io;
+struct io;
 
 /* One read of a batch. */
-struct ek_io_req {
+struct io_req {
 	void *buf;
 	size_t len;
 	uint64_t offset;
 	int result;        /* filled in: 0 or negative errno */
 };
 
-struct ek_io_ops {
+struct io_ops {
 	/* Read exactly len bytes at offset; -EIO on failure.  The caller
 	 * has checked that [offset, offset + len) lies inside the image. */
-	int (*read)(struct ek_io *io, void *buf, size_t len, uint64_t offset);
+	int (*read)(struct io *io, void *buf, size_t len, uint64_t offset);
 	/* Read a batch; back ends without queues loop over read(). */
-	void (*read_batch)(struct ek_io *io, struct ek_io_req *reqs, size_t n);
+	void (*read_batch)(struct io *io, struct io_req *reqs, size_t n);
 	/* Optional: [offset, offset + len) will be read soon; start fetching
 	 * it without waiting.  A hint, clipped by the back end. */
-	void (*prefetch)(struct ek_io *io, uint64_t offset, uint64_t len);
-	void (*close)(struct ek_io *io);
+	void (*prefetch)(struct io *io, uint64_t offset, uint64_t len);
+	void (*close)(struct io *io);
 };
 
-struct ek_io {
-	const struct ek_io_ops *ops;
+struct io {
+	const struct io_ops *ops;
 	uint64_t size;        /* bytes in the image */
 	const char *name;     /* back end name for reports */
 };
 
-int ek_io_open_pread(const char *path, struct ek_io **out, ek_error *err);
-int ek_io_open_uring(const char *path, struct ek_io **out, ek_error *err);
-int ek_io_open_memory(const void *data, size_t size, struct ek_io **out,
+int io_open_pread(const char *path, struct io **out, ek_error *err);
+int io_open_uring(const char *path, struct io **out, ek_error *err);
+int io_open_memory(const void *data, size_t size, struct io **out,
 		      ek_error *err);
 
 /* read_batch for back ends that have no queue of their own. */
-void ek_io_read_batch_serial(struct ek_io *io, struct ek_io_req *reqs,
+void io_read_batch_serial(struct io *io, struct io_req *reqs,
 			     size_t n);
 
-static inline void ek_io_close(struct ek_io *io)
+static inline void io_close(struct io *io)
 {
 	if (io)
 		io->ops->close(io);

@@ -7,11 +7,11 @@
 #include "util/error.h"
 
 struct memory_io {
-	struct ek_io base;
+	struct io base;
 	const unsigned char *data;
 };
 
-static int memory_read(struct ek_io *io, void *buf, size_t len, uint64_t off)
+static int memory_read(struct io *io, void *buf, size_t len, uint64_t off)
 {
 	struct memory_io *m = (struct memory_io *)io;
 
@@ -21,18 +21,18 @@ static int memory_read(struct ek_io *io, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-static void memory_close(struct ek_io *io)
+static void memory_close(struct io *io)
 {
 	free(io);
 }
 
-static const struct ek_io_ops memory_ops = {
+static const struct io_ops memory_ops = {
 	.read = memory_read,
-	.read_batch = ek_io_read_batch_serial,
+	.read_batch = io_read_batch_serial,
 	.close = memory_close,
 };
 
-int ek_io_open_memory(const void *data, size_t size, struct ek_io **out,
+int io_open_memory(const void *data, size_t size, struct io **out,
 		      ek_error *err)
 {
 	struct memory_io *m = calloc(1, sizeof(*m));

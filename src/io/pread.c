@@ -11,11 +11,11 @@
 #include "util/error.h"
 
 struct pread_io {
-	struct ek_io base;
+	struct io base;
 	int fd;
 };
 
-static int pread_read(struct ek_io *io, void *buf, size_t len, uint64_t off)
+static int pread_read(struct io *io, void *buf, size_t len, uint64_t off)
 {
 	struct pread_io *p = (struct pread_io *)io;
 	char *dst = buf;
@@ -37,7 +37,7 @@ static int pread_read(struct ek_io *io, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-void ek_io_read_batch_serial(struct ek_io *io, struct ek_io_req *reqs,
+void io_read_batch_serial(struct io *io, struct io_req *reqs,
 			     size_t n)
 {
 	size_t i;
@@ -53,7 +53,7 @@ void ek_io_read_batch_serial(struct ek_io *io, struct ek_io_req *reqs,
  * small pclusters, mostly) are read with one preadv each run: at 4 KiB
  * clusters that is one system call instead of dozens.  A short or failed
  * run is read again request by request, for exact per-request results. */
-static void pread_read_batch(struct ek_io *io, struct ek_io_req *reqs, size_t n)
+static void pread_read_batch(struct io *io, struct io_req *reqs, size_t n)
 {
 	struct pread_io *p = (struct pread_io *)io;
 	struct iovec iov[RUN_MAX];
@@ -79,7 +79,7 @@ static void pread_read_batch(struct ek_io *io, struct ek_io_req *reqs, size_t n)
 
 /* The page cache reads ahead on its own only up to the device's window,
  * smaller than a readahead batch of big pclusters. */
-static void pread_prefetch(struct ek_io *io, uint64_t offset, uint64_t len)
+static void pread_prefetch(struct io *io, uint64_t offset, uint64_t len)
 {
 	struct pread_io *p = (struct pread_io *)io;
 
@@ -90,7 +90,7 @@ static void pread_prefetch(struct ek_io *io, uint64_t offset, uint64_t len)
 	}
 }
 
-static void pread_close(struct ek_io *io)
+static void pread_close(struct io *io)
 {
 	struct pread_io *p = (struct pread_io *)io;
 
@@ -98,14 +98,14 @@ static void pread_close(struct ek_io *io)
 	free(p);
 }
 
-static const struct ek_io_ops pread_ops = {
+static const struct io_ops pread_ops = {
 	.read = pread_read,
 	.read_batch = pread_read_batch,
 	.prefetch = pread_prefetch,
 	.close = pread_close,
 };
 
-int ek_io_open_pread(const char *path, struct ek_io **out, ek_error *err)
+int io_open_pread(const char *path, struct io **out, ek_error *err)
 {
 	struct pread_io *p;
 	struct stat st;

@@ -22,7 +22,7 @@
 #define ALIGN 4096u
 
 struct uring_io {
-	struct ek_io base;
+	struct io base;
 	int fd;
 	bool direct;
 	struct ctxpool rings;    /* one ring per concurrent caller */
@@ -48,19 +48,19 @@ static void ring_free(void *p)
 }
 
 struct slot {
-	struct ek_io_req *req;
+	struct io_req *req;
 	uint8_t *bounce;         /* aligned buffer when the request is not */
 	uint64_t start;          /* offset actually read */
 	size_t len;              /* bytes actually read */
 	size_t done;
 };
 
-static bool aligned(const struct ek_io_req *r)
+static bool aligned(const struct io_req *r)
 {
 	return !((uintptr_t)r->buf % ALIGN) && !(r->offset % ALIGN) && !(r->len % ALIGN);
 }
 
-static int prepare(struct uring_io *u, struct slot *s, struct ek_io_req *r)
+static int prepare(struct uring_io *u, struct slot *s, struct io_req *r)
 {
 	s->req = r;
 	s->done = 0;
@@ -89,7 +89,7 @@ static void queue_read(struct io_uring *ring, int fd, struct slot *s)
 
 /* Run up to DEPTH reads to completion, resubmitting short ones. */
 static void run_group(struct uring_io *u, struct io_uring *ring,
-		      struct ek_io_req *reqs, size_t n)
+		      struct io_req *reqs, size_t n)
 {
 	struct slot slots[DEPTH];
 	size_t i, inflight = 0;
@@ -140,7 +140,7 @@ static void run_group(struct uring_io *u, struct io_uring *ring,
 	}
 }
 
-static void uring_read_batch(struct ek_io *io, struct ek_io_req *reqs, size_t n)
+static void uring_read_batch(struct io *io, struct io_req *reqs, size_t n)
 {
 	struct uring_io *u = (struct uring_io *)io;
 	struct io_uring *ring = ctxpool_get(&u->rings);
@@ -156,15 +156,15 @@ static void uring_read_batch(struct ek_io *io, struct ek_io_req *reqs, size_t n)
 	ctxpool_put(&u->rings, ring);
 }
 
-static int uring_read(struct ek_io *io, void *buf, size_t len, uint64_t off)
+static int uring_read(struct io *io, void *buf, size_t len, uint64_t off)
 {
-	struct ek_io_req r = { .buf = buf, .len = len, .offset = off };
+	struct io_req r = { .buf = buf, .len = len, .offset = off };
 
 	uring_read_batch(io, &r, 1);
 	return r.result;
 }
 
-static void uring_close(struct ek_io *io)
+static void uring_close(struct io *io)
 {
 	struct uring_io *u = (struct uring_io *)io;
 
@@ -173,13 +173,13 @@ static void uring_close(struct ek_io *io)
 	free(u);
 }
 
-static const struct ek_io_ops uring_ops = {
+static const struct io_ops uring_ops = {
 	.read = uring_read,
 	.read_batch = uring_read_batch,
 	.close = uring_close,
 };
 
-int ek_io_open_uring(const char *path, struct ek_io **out, ek_error *err)
+int io_open_uring(const char *path, struct io **out, ek_error *err)
 {
 	struct uring_io *u;
 	struct stat st;
@@ -189,7 +189,7 @@ int ek_io_open_uring(const char *path, struct ek_io **out, ek_error *err)
 	/* No io_uring here (old kernel, seccomp): buffered pread. */
 	probe = ring_new();
 	if (!probe)
-		return ek_io_open_pread(path, out, err);
+		return io_open_pread(path, out, err);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_DIRECT);
 	if (fd < 0 && errno == EINVAL)
 		fd = open(path, O_RDONLY | O_CLOEXEC);   /* O_DIRECT refused */

@@ -15,14 +15,14 @@
 struct shard {
 	pthread_mutex_t lock;
 	pthread_cond_t settled;   /* a pending entry was published or abandoned */
-	struct ek_cache_entry **buckets;
+	struct cache_entry **buckets;
 	size_t mask;              /* buckets - 1, a power of two less one */
-	struct ek_cache_entry *head, *tail;   /* most / least recently used */
+	struct cache_entry *head, *tail;   /* most / least recently used */
 	size_t bytes;
 	uint64_t hits, misses;
 } __attribute__((aligned(64)));
 
-struct ek_cache {
+struct cache {
 	size_t budget;            /* per shard */
 	unsigned int nshards;
 	struct shard shards[SHARDS_MAX];
@@ -39,10 +39,10 @@ static uint64_t key_hash(uint64_t nid, uint64_t la)
 	return h ^ (h >> 31);
 }
 
-int ek_cache_create(size_t bytes, size_t min_shard, struct ek_cache **out,
+int cache_create(size_t bytes, size_t min_shard, struct cache **out,
 		    ek_error *err)
 {
-	struct ek_cache *c = aligned_alloc(64, sizeof(*c));
+	struct cache *c = aligned_alloc(64, sizeof(*c));
 	unsigned int i;
 	size_t nbuckets;
 
@@ -75,23 +75,23 @@ int ek_cache_create(size_t bytes, size_t min_shard, struct ek_cache **out,
 	return 0;
 }
 
-static void free_entry(struct ek_cache_entry *e)
+static void free_entry(struct cache_entry *e)
 {
 	free(e->data);
 	free(e);
 }
 
-void ek_cache_destroy(struct ek_cache *c)
+void cache_destroy(struct cache *c)
 {
 	unsigned int i;
 
 	if (!c)
 		return;
 	for (i = 0; i < c->nshards; i++) {
-		struct ek_cache_entry *e = c->shards[i].head;
+		struct cache_entry *e = c->shards[i].head;
 
 		while (e) {
-			struct ek_cache_entry *next = e->next;
+			struct cache_entry *next = e->next;
 
 			free_entry(e);
 			e = next;
@@ -103,7 +103,7 @@ void ek_cache_destroy(struct ek_cache *c)
 	free(c);
 }
 
-static void lru_unlink(struct shard *s, struct ek_cache_entry *e)
+static void lru_unlink(struct shard *s, struct cache_entry *e)
 {
 	if (e->prev)
 		e->prev->next = e->next;
@@ -116,7 +116,7 @@ static void lru_unlink(struct shard *s, struct ek_cache_entry *e)
 	e->prev = e->next = NULL;
 }
 
-static void lru_push(struct shard *s, struct ek_cache_entry *e)
+static void lru_push(struct shard *s, struct cache_entry *e)
 {
 	e->prev = NULL;
 	e->next = s->head;
@@ -127,21 +127,21 @@ static void lru_push(struct shard *s, struct ek_cache_entry *e)
 		s->tail = e;
 }
 
-static struct ek_cache_entry **find(struct shard *s, uint64_t h, uint64_t nid,
+static struct cache_entry **find(struct shard *s, uint64_t h, uint64_t nid,
 				   uint64_t la)
 {
-	struct ek_cache_entry **p = &s->buckets[(h >> 6) & s->mask];
+	struct cache_entry **p = &s->buckets[(h >> 6) & s->mask];
 
 	while (*p && ((*p)->nid != nid || (*p)->la != la))
 		p = &(*p)->hnext;
 	return p;
 }
 
-struct ek_cache_entry *ek_cache_get(struct ek_cache *c, uint64_t nid, uint64_t la)
+struct cache_entry *cache_get(struct cache *c, uint64_t nid, uint64_t la)
 {
 	uint64_t h = key_hash(nid, la);
 	struct shard *s = &c->shards[h % c->nshards];
-	struct ek_cache_entry *e;
+	struct cache_entry *e;
 
 	pthread_mutex_lock(&s->lock);
 	e = *find(s, h, nid, la);
@@ -160,7 +160,7 @@ struct ek_cache_entry *ek_cache_get(struct ek_cache *c, uint64_t nid, uint64_t l
 	return e;
 }
 
-int ek_cache_contains(struct ek_cache *c, uint64_t nid, uint64_t la)
+int cache_contains(struct cache *c, uint64_t nid, uint64_t la)
 {
 	uint64_t h = key_hash(nid, la);
 	struct shard *s = &c->shards[h % c->nshards];
@@ -172,9 +172,9 @@ int ek_cache_contains(struct ek_cache *c, uint64_t nid, uint64_t la)
 	return found;
 }
 
-struct ek_cache_entry *ek_cache_alloc(struct ek_cache *c, size_t len)
+struct cache_entry *cache_alloc(struct cache *c, size_t len)
 {
-	struct ek_cache_entry *e = calloc(1, sizeof(*e));
+	struct cache_entry *e = calloc(1, sizeof(*e));
 
 	(void)c;
 	if (!e)
@@ -189,7 +189,7 @@ struct ek_cache_entry *ek_cache_alloc(struct ek_cache *c, size_t len)
 	return e;
 }
 
-void ek_cache_put(struct ek_cache *c, struct ek_cache_entry *e)
+void cache_put(struct cache *c, struct cache_entry *e)
 {
 	(void)c;
 	if (e && atomic_fetch_sub(&e->refs, 1) == 1)
@@ -200,16 +200,16 @@ void ek_cache_put(struct ek_cache *c, struct ek_cache_entry *e)
  * until the shard fits its budget again; called with the shard locked.
  * Returns the evicted entries, to be released outside the lock (an entry
  * a reader still holds is freed by its last reader). */
-static struct ek_cache_entry *account(struct ek_cache *c, struct shard *s,
-				      struct ek_cache_entry *e)
+static struct cache_entry *account(struct cache *c, struct shard *s,
+				      struct cache_entry *e)
 {
-	struct ek_cache_entry *victim, *doomed = NULL;
+	struct cache_entry *victim, *doomed = NULL;
 
 	lru_push(s, e);
 	s->bytes += e->len;
 	victim = s->tail;
 	while (s->bytes > c->budget && victim) {
-		struct ek_cache_entry *prev = victim->prev, **p;
+		struct cache_entry *prev = victim->prev, **p;
 
 		if (victim != e) {
 			p = find(s, key_hash(victim->nid, victim->la), victim->nid, victim->la);
@@ -225,18 +225,18 @@ static struct ek_cache_entry *account(struct ek_cache *c, struct shard *s,
 	return doomed;
 }
 
-static void release_all(struct ek_cache *c, struct ek_cache_entry *doomed)
+static void release_all(struct cache *c, struct cache_entry *doomed)
 {
 	while (doomed) {
-		struct ek_cache_entry *next = doomed->hnext;
+		struct cache_entry *next = doomed->hnext;
 
-		ek_cache_put(c, doomed);
+		cache_put(c, doomed);
 		doomed = next;
 	}
 }
 
 /* Make e visible under its key, with the cache's own reference. */
-static void link_key(struct ek_cache_entry **slot, struct ek_cache_entry *e,
+static void link_key(struct cache_entry **slot, struct cache_entry *e,
 		     uint64_t nid, uint64_t la, unsigned int idx)
 {
 	e->nid = nid;
@@ -248,13 +248,13 @@ static void link_key(struct ek_cache_entry **slot, struct ek_cache_entry *e,
 	*slot = e;
 }
 
-void ek_cache_insert(struct ek_cache *c, struct ek_cache_entry *e,
+void cache_insert(struct cache *c, struct cache_entry *e,
 		     uint64_t nid, uint64_t la)
 {
 	uint64_t h = key_hash(nid, la);
 	unsigned int idx = (unsigned int)(h % c->nshards);
 	struct shard *s = &c->shards[idx];
-	struct ek_cache_entry **slot, *doomed;
+	struct cache_entry **slot, *doomed;
 
 	/* Larger than a shard's whole budget: not worth keeping. */
 	if (e->len > c->budget)
@@ -272,20 +272,20 @@ void ek_cache_insert(struct ek_cache *c, struct ek_cache_entry *e,
 	release_all(c, doomed);
 }
 
-int ek_cache_claim(struct ek_cache *c, uint64_t nid, uint64_t la, size_t len,
-		   struct ek_cache_entry **out)
+int cache_claim(struct cache *c, uint64_t nid, uint64_t la, size_t len,
+		   struct cache_entry **out)
 {
 	uint64_t h = key_hash(nid, la);
 	unsigned int idx = (unsigned int)(h % c->nshards);
 	struct shard *s = &c->shards[idx];
-	struct ek_cache_entry **slot, *e;
+	struct cache_entry **slot, *e;
 
 	*out = NULL;
-	if (len > c->budget || ek_cache_contains(c, nid, la))
+	if (len > c->budget || cache_contains(c, nid, la))
 		return 0;
 	/* Allocated outside the lock; a claim that lost the race in the
 	 * meantime gives it back. */
-	e = ek_cache_alloc(c, len);
+	e = cache_alloc(c, len);
 	if (!e)
 		return -ENOMEM;
 	atomic_store(&e->state, EK_CACHE_PENDING);
@@ -302,10 +302,10 @@ int ek_cache_claim(struct ek_cache *c, uint64_t nid, uint64_t la, size_t len,
 	return 1;
 }
 
-void ek_cache_publish(struct ek_cache *c, struct ek_cache_entry *e)
+void cache_publish(struct cache *c, struct cache_entry *e)
 {
 	struct shard *s = &c->shards[e->shard];
-	struct ek_cache_entry *doomed;
+	struct cache_entry *doomed;
 
 	pthread_mutex_lock(&s->lock);
 	atomic_store(&e->state, EK_CACHE_READY);
@@ -315,10 +315,10 @@ void ek_cache_publish(struct ek_cache *c, struct ek_cache_entry *e)
 	release_all(c, doomed);
 }
 
-void ek_cache_abandon(struct ek_cache *c, struct ek_cache_entry *e)
+void cache_abandon(struct cache *c, struct cache_entry *e)
 {
 	struct shard *s = &c->shards[e->shard];
-	struct ek_cache_entry **slot;
+	struct cache_entry **slot;
 
 	pthread_mutex_lock(&s->lock);
 	slot = find(s, key_hash(e->nid, e->la), e->nid, e->la);
@@ -328,13 +328,13 @@ void ek_cache_abandon(struct ek_cache *c, struct ek_cache_entry *e)
 	atomic_store(&e->state, EK_CACHE_FAILED);
 	pthread_cond_broadcast(&s->settled);
 	pthread_mutex_unlock(&s->lock);
-	ek_cache_put(c, e);   /* the cache's reference */
+	cache_put(c, e);   /* the cache's reference */
 }
 
-void ek_cache_drop(struct ek_cache *c, struct ek_cache_entry *e)
+void cache_drop(struct cache *c, struct cache_entry *e)
 {
 	struct shard *s = &c->shards[e->shard];
-	struct ek_cache_entry **slot;
+	struct cache_entry **slot;
 	int dropped = 0;
 
 	pthread_mutex_lock(&s->lock);
@@ -350,10 +350,10 @@ void ek_cache_drop(struct ek_cache *c, struct ek_cache_entry *e)
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (dropped)
-		ek_cache_put(c, e);   /* the cache's reference */
+		cache_put(c, e);   /* the cache's reference */
 }
 
-int ek_cache_wait(struct ek_cache *c, struct ek_cache_entry *e)
+int cache_wait(struct cache *c, struct cache_entry *e)
 {
 	struct shard *s = &c->shards[e->shard];
 	int state = atomic_load(&e->state);
@@ -367,7 +367,7 @@ int ek_cache_wait(struct ek_cache *c, struct ek_cache_entry *e)
 	return state == EK_CACHE_READY ? 0 : -1;
 }
 
-void ek_cache_stats(struct ek_cache *c, uint64_t *hits, uint64_t *misses,
+void cache_stats(struct cache *c, uint64_t *hits, uint64_t *misses,
 		    uint64_t *bytes)
 {
 	unsigned int i;

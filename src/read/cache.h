@@ -22,60 +22,60 @@
 
 #include "erofskit/erofskit.h"
 
-struct ek_cache;
+struct cache;
 
-enum ek_cache_state { EK_CACHE_PENDING, EK_CACHE_READY, EK_CACHE_FAILED };
+enum cache_state { EK_CACHE_PENDING, EK_CACHE_READY, EK_CACHE_FAILED };
 
-struct ek_cache_entry {
+struct cache_entry {
 	uint64_t nid, la;          /* key */
 	size_t len;
 	atomic_uint refs;
-	_Atomic int state;         /* enum ek_cache_state */
+	_Atomic int state;         /* enum cache_state */
 	uint8_t *data;
-	struct ek_cache_entry *hnext, *prev, *next;
+	struct cache_entry *hnext, *prev, *next;
 	unsigned int shard;
 	int in_cache;
 };
 
 /* min_shard: the smallest shard worth having (the largest entry that must
  * fit in one); more shards mean less contention. */
-int ek_cache_create(size_t bytes, size_t min_shard, struct ek_cache **out,
+int cache_create(size_t bytes, size_t min_shard, struct cache **out,
 		    ek_error *err);
-void ek_cache_destroy(struct ek_cache *c);
+void cache_destroy(struct cache *c);
 
 /* A referenced entry, or NULL on a miss.  The entry may still be
- * pending: ek_cache_wait() before reading its data. */
-struct ek_cache_entry *ek_cache_get(struct ek_cache *c, uint64_t nid, uint64_t la);
+ * pending: cache_wait() before reading its data. */
+struct cache_entry *cache_get(struct cache *c, uint64_t nid, uint64_t la);
 /* Whether the key is cached (no reference taken). */
-int ek_cache_contains(struct ek_cache *c, uint64_t nid, uint64_t la);
+int cache_contains(struct cache *c, uint64_t nid, uint64_t la);
 /* A new entry of len bytes (one reference, not yet visible). */
-struct ek_cache_entry *ek_cache_alloc(struct ek_cache *c, size_t len);
+struct cache_entry *cache_alloc(struct cache *c, size_t len);
 /* Publish e under its key; when the key is already there the older entry
  * stays and e is merely released later by its owner. */
-void ek_cache_insert(struct ek_cache *c, struct ek_cache_entry *e,
+void cache_insert(struct cache *c, struct cache_entry *e,
 		     uint64_t nid, uint64_t la);
-void ek_cache_put(struct ek_cache *c, struct ek_cache_entry *e);
+void cache_put(struct cache *c, struct cache_entry *e);
 
 /* Take a ready entry out of the cache early (a sequential reader is done
  * with it): its memory goes back for the next decode. */
-void ek_cache_drop(struct ek_cache *c, struct ek_cache_entry *e);
+void cache_drop(struct cache *c, struct cache_entry *e);
 
 /* Claim the key for decoding len bytes into a new pending entry.
  * Returns 1 and *out (one reference, the claimer's) when claimed; 0 when
  * the key is already cached or pending, or the entry would be too big to
  * keep (nothing to do: the reader finds it, or decodes around the cache);
  * -ENOMEM. */
-int ek_cache_claim(struct ek_cache *c, uint64_t nid, uint64_t la, size_t len,
-		   struct ek_cache_entry **out);
+int cache_claim(struct cache *c, uint64_t nid, uint64_t la, size_t len,
+		   struct cache_entry **out);
 /* The claimed entry's data is complete: make it a normal entry. */
-void ek_cache_publish(struct ek_cache *c, struct ek_cache_entry *e);
+void cache_publish(struct cache *c, struct cache_entry *e);
 /* The claimed entry will not be completed: withdraw its key. */
-void ek_cache_abandon(struct ek_cache *c, struct ek_cache_entry *e);
+void cache_abandon(struct cache *c, struct cache_entry *e);
 /* Wait while e is pending; 0 when its data is ready, -1 if abandoned. */
-int ek_cache_wait(struct ek_cache *c, struct ek_cache_entry *e);
+int cache_wait(struct cache *c, struct cache_entry *e);
 
 /* Statistics: hits, misses, bytes held. */
-void ek_cache_stats(struct ek_cache *c, uint64_t *hits, uint64_t *misses,
+void cache_stats(struct cache *c, uint64_t *hits, uint64_t *misses,
 		    uint64_t *bytes);
 
 #endif

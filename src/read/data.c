@@ -1,146 +1,51 @@
-/* File data of the uncompressed layouts (flat plain, flat inline, chunk
- * based), and the public read entry points for every layout. */
+/* File data of every layout: the public read entry points, and where a
+ * read goes by layout (plain.c, zdata.c, fragment.c). */
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "codec/codec.h"
+#include "read/data.h"
+#include "read/fragment.h"
 #include "read/internal.h"
+#include "read/plain.h"
+#include "read/zdata.h"
+#include "read/zmap.h"
+#include "util/error.h"
 
-/* Map a chunk: sets *hole or *phys (byte offset of the chunk's start). */
-static int chunk_lookup(ek_inode *inode, uint64_t chunk, bool *hole,
-			uint64_t *phys, ek_error *err)
+/* Compressed files: zdata.c reads what is stored in the file's own
+ * pclusters and stops at what lives in the packed inode. */
+static int compressed_read(ek_inode *inode, uint8_t *buf, size_t len,
+			   uint64_t off, ek_error *err)
 {
-	ek_image *img = inode->img;
-	uint8_t ent[8];
-	uint64_t blk;
-	uint16_t device = 0;
-	int ret;
-
-	ret = meta_read(img, inode->in_metabox,
-			inode->chunk_table_off + chunk * inode->chunk_unit, ent,
-			inode->chunk_unit, err);
-	if (ret) {
-		err_prefix(err, "inode %llu: chunk %llu index: ",
-				(unsigned long long)inode->nid,
-				(unsigned long long)chunk);
-		return ret;
-	}
-	if (inode->chunk_unit == 4) {
-		blk = get_le32(ent);
-		*hole = blk == EROFS_NULL_ADDR;
-	} else {
-		bool wide = inode->raw.u & EROFS_CHUNK_48BIT;
-
-		blk = get_le32(ent + 4);
-		device = get_le16(ent + 2);
-		if (wide)
-			blk |= (uint64_t)get_le16(ent) << 32;
-		*hole = wide ? blk == 0xFFFFFFFFFFFFull : blk == EROFS_NULL_ADDR;
-	}
-	if (*hole)
-		return 0;
-	{
-		/* Readers mask the id with the next power of two of the device
-		 * count minus one (so with no extra devices, id 0 always). */
-		unsigned int mask = 1;
-
-		while (mask < img->ndevices + 1u)
-			mask <<= 1;
-		device &= (uint16_t)(mask - 1);
-	}
-	if (device) {
-		if (device > img->ndevices)
-			return err_fail(err, -EUCLEAN,
-				       "inode %llu: chunk %llu refers to missing device %u",
-				       (unsigned long long)inode->nid,
-				       (unsigned long long)chunk, device);
-		/* Flat mode: extra devices are concatenated at uniaddr. */
-		blk += img->devices[device - 1].uniaddr;
-	}
-	if (blk > (UINT64_MAX >> img->blkszbits))
-		return err_fail(err, -EUCLEAN, "inode %llu: chunk %llu block %llu out of range",
-			       (unsigned long long)inode->nid,
-			       (unsigned long long)chunk, (unsigned long long)blk);
-	*phys = blk << img->blkszbits;
-	return 0;
-}
-
-static int chunked_read(ek_inode *inode, uint8_t *buf, size_t len,
-			uint64_t off, ek_error *err)
-{
-	uint64_t chunksize = 1ull << inode->chunkbits;
-
 	while (len > 0) {
-		uint64_t chunk = off >> inode->chunkbits;
-		uint64_t inchunk = off & (chunksize - 1);
-		size_t n = len;
-		uint64_t phys = 0;
-		bool hole;
-		int ret;
+		ek_extent e;
+		size_t done, n;
+		int ret = zdata_read(inode, buf, len, off, &done, err);
 
-		if (n > chunksize - inchunk)
-			n = (size_t)(chunksize - inchunk);
-		ret = chunk_lookup(inode, chunk, &hole, &phys, err);
 		if (ret)
 			return ret;
-		if (hole) {
-			memset(buf, 0, n);
-		} else {
-			ret = image_read(inode->img, phys + inchunk, buf, n, err);
-			if (ret) {
-				err_prefix(err, "inode %llu: chunk %llu: ",
-						(unsigned long long)inode->nid,
-						(unsigned long long)chunk);
-				return ret;
-			}
-		}
-		buf += n;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
-static int flat_read(ek_inode *inode, uint8_t *buf, size_t len, uint64_t off,
-		     ek_error *err)
-{
-	ek_image *img = inode->img;
-	uint64_t size = inode->raw.size;
-	uint64_t inline_start = size; /* first byte served from metadata */
-	int ret;
-
-	if (inode->raw.layout == EROFS_LAYOUT_FLAT_INLINE && size)
-		inline_start = (div_round_up_u64(size, img->blksz) - 1) * img->blksz;
-	if (off < inline_start) {
-		size_t n = len;
-
-		if (n > inline_start - off)
-			n = (size_t)(inline_start - off);
-		if (inode->raw.startblk_null) {
-			memset(buf, 0, n);
-		} else {
-			ret = image_read(img, (inode->raw.startblk << img->blkszbits) + off,
-					 buf, n, err);
-			if (ret) {
-				err_prefix(err, "inode %llu: ",
-						(unsigned long long)inode->nid);
-				return ret;
-			}
-		}
-		buf += n;
-		off += n;
-		len -= n;
-	}
-	if (len > 0) {
-		ret = meta_read(img, inode->in_metabox,
-				inode->data_off + (off - inline_start), buf, len, err);
+		buf += done;
+		off += done;
+		len -= done;
+		if (!len)
+			break;
+		ret = zmap_map(inode, off, &e, err);
+		if (ret)
+			return ret;
+		if (e.kind != EK_EXTENT_FRAGMENT || off < e.logical ||
+		    off - e.logical >= e.length)
+			return err_fail(err, -EUCLEAN, "inode %llu: extent map moved at %llu",
+					(unsigned long long)inode->nid, (unsigned long long)off);
+		n = e.logical + e.length - off < len ? (size_t)(e.logical + e.length - off) : len;
+		ret = fragment_read(inode->img, e.physical + (off - e.logical), buf, n, err);
 		if (ret) {
-			err_prefix(err, "inode %llu: inline data: ",
-					(unsigned long long)inode->nid);
+			err_prefix(err, "inode %llu: fragment: ", (unsigned long long)inode->nid);
 			return ret;
 		}
+		buf += n;
+		off += n;
+		len -= n;
 	}
 	return 0;
 }
@@ -156,11 +61,10 @@ int data_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 	switch (inode->raw.layout) {
 	case EROFS_LAYOUT_FLAT_PLAIN:
 	case EROFS_LAYOUT_FLAT_INLINE:
-		return flat_read(inode, buf, len, off, err);
 	case EROFS_LAYOUT_CHUNK_BASED:
-		return chunked_read(inode, buf, len, off, err);
+		return plain_read(inode, buf, len, off, err);
 	default:
-		return zdata_read(inode, buf, len, off, err);
+		return compressed_read(inode, buf, len, off, err);
 	}
 }
 
@@ -205,8 +109,8 @@ ssize_t ek_readlink(ek_inode *inode, char *buf, size_t size, ek_error *err)
 
 int ek_map(ek_inode *inode, uint64_t offset, ek_extent *out, ek_error *err)
 {
-	ek_image *img = inode->img;
 	uint64_t size = inode->raw.size;
+	int ret;
 
 	memset(out, 0, sizeof(*out));
 	if (offset >= size)
@@ -215,52 +119,22 @@ int ek_map(ek_inode *inode, uint64_t offset, ek_extent *out, ek_error *err)
 			       (unsigned long long)offset, (unsigned long long)size);
 	switch (inode->raw.layout) {
 	case EROFS_LAYOUT_FLAT_PLAIN:
-	case EROFS_LAYOUT_FLAT_INLINE: {
-		uint64_t inline_start = size;
-
-		if (inode->raw.layout == EROFS_LAYOUT_FLAT_INLINE)
-			inline_start = (div_round_up_u64(size, img->blksz) - 1) * img->blksz;
-		if (offset >= inline_start) {
-			out->logical = inline_start;
-			out->length = size - inline_start;
-			out->kind = EK_EXTENT_PLAIN;
-			out->in_metadata = 1;
-			out->physical = inode->data_off;
-			out->physical_length = out->length;
-			return 0;
-		}
-		out->logical = 0;
-		out->length = inline_start;
-		out->kind = inode->raw.startblk_null ? EK_EXTENT_HOLE : EK_EXTENT_PLAIN;
-		out->physical = inode->raw.startblk << img->blkszbits;
-		out->physical_length = inline_start;
-		return 0;
-	}
-	case EROFS_LAYOUT_CHUNK_BASED: {
-		uint64_t chunk = offset >> inode->chunkbits;
-		uint64_t phys = 0;
-		bool hole;
-		int ret = chunk_lookup(inode, chunk, &hole, &phys, err);
-
-		if (ret)
-			return ret;
-		out->logical = chunk << inode->chunkbits;
-		out->length = 1ull << inode->chunkbits;
-		if (out->length > size - out->logical)
-			out->length = size - out->logical;
-		out->kind = hole ? EK_EXTENT_HOLE : EK_EXTENT_PLAIN;
-		out->physical = phys;
-		out->physical_length = out->length;
-		return 0;
-	}
+	case EROFS_LAYOUT_FLAT_INLINE:
+	case EROFS_LAYOUT_CHUNK_BASED:
+		ret = plain_map(inode, offset, out, err);
+		break;
 	default:
-		return zmap_map(inode, offset, out, err);
+		ret = zmap_map(inode, offset, out, err);
+		break;
 	}
-}
-
-const char *ek_algorithm_name(unsigned int id)
-{
-	const struct codec *c = codec_of_algorithm(id);
-
-	return c ? c->name : "unknown";
+	/* Callers walk a file extent by extent: a map that does not hold
+	 * the offset (a damaged index) would have them loop forever. */
+	if (!ret && (out->length == 0 || offset < out->logical ||
+		     offset - out->logical >= out->length))
+		return err_fail(err, -EUCLEAN,
+				"inode %llu: the extent map at %llu gives [%llu, +%llu)",
+				(unsigned long long)inode->nid, (unsigned long long)offset,
+				(unsigned long long)out->logical,
+				(unsigned long long)out->length);
+	return ret;
 }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "format/dir.h"
+#include "read/data.h"
 #include "read/internal.h"
 
 #define DIRBLK_MAX (1u << EROFS_MAX_BLKSZBITS)

@@ -9,7 +9,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "read/fragment.h"
 #include "read/internal.h"
+#include "read/plain.h"
+#include "read/zdata.h"
+#include "util/error.h"
 
 #define FRAGMENT_CACHE_MAX (256ull << 20)
 
@@ -39,6 +43,24 @@ void fragment_cache_free(struct fragment_cache *fc)
 	}
 }
 
+/* The packed inode's own bytes.  They are its own pclusters' (or plain
+ * blocks'): a fragment extent inside it would have it read itself. */
+static int packed_read(ek_image *img, uint8_t *buf, size_t len, uint64_t off,
+		       ek_error *err)
+{
+	ek_inode *p = img->packed;
+	size_t done;
+	int ret;
+
+	if (!layout_is_compressed(p->raw.layout))
+		return plain_read(p, buf, len, off, err);
+	ret = zdata_read(p, buf, len, off, &done, err);
+	if (!ret && done < len)
+		ret = err_fail(err, -EUCLEAN, "packed inode %llu has a fragment of its own at %llu",
+			       (unsigned long long)p->nid, (unsigned long long)(off + done));
+	return ret;
+}
+
 /* Decode the whole packed inode once; NULL data means "read through". */
 static int load_once(ek_image *img, const uint8_t **data, ek_error *err)
 {
@@ -51,7 +73,7 @@ static int load_once(ek_image *img, const uint8_t **data, ek_error *err)
 		uint8_t *d = malloc(size ? size : 1);
 
 		if (d) {
-			ret = data_read(img->packed, d, (size_t)size, 0, err);
+			ret = packed_read(img, d, (size_t)size, 0, err);
 			if (ret)
 				free(d);
 			else
@@ -90,5 +112,5 @@ int fragment_read(ek_image *img, uint64_t off, void *buf, size_t len,
 		memcpy(buf, data + off, len);
 		return 0;
 	}
-	return data_read(img->packed, buf, len, off, err);
+	return packed_read(img, buf, len, off, err);
 }

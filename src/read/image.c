@@ -7,10 +7,14 @@
 #include <sys/stat.h>
 
 #include "codec/engine.h"
-#include "read/badmemo.h"
+#include "read/badextents.h"
+#include "read/blocks.h"
 #include "read/cache.h"
-#include "read/readahead.h"
+#include "read/data.h"
+#include "read/fragment.h"
 #include "read/internal.h"
+#include "read/readahead.h"
+#include "read/zdecode.h"
 #include "util/pool.h"
 
 void ek_open_options_init(ek_open_options *o)
@@ -33,83 +37,6 @@ int ek_open_options_set_engine(ek_open_options *o, const char *name, ek_error *e
 	else if (algorithm == EROFS_ALG_DEFLATE)
 		o->deflate_engine = d->name;
 	/* Algorithms with one decoder have nothing to choose. */
-	return 0;
-}
-
-int image_read(ek_image *img, uint64_t off, void *buf, size_t len,
-	       ek_error *err)
-{
-	int ret;
-
-	if (off > img->size || len > img->size - off)
-		return err_fail(err, -EUCLEAN,
-			       "read of %zu bytes at offset %llu is past the end of the %llu-byte image",
-			       len, (unsigned long long)off,
-			       (unsigned long long)img->size);
-	ret = img->io->ops->read(img->io, buf, len, off);
-	if (ret)
-		return err_fail(err, ret, "reading %zu bytes at image offset %llu: %s",
-			       len, (unsigned long long)off, ek_strerror(ret));
-	return 0;
-}
-
-/*
- * Metadata (inodes, xattrs, directories, indexes) is read in many small
- * pieces, again and again: it goes through a cache of 4 KiB blocks, so that
- * a walk costs one read per block rather than one per field.
- */
-#define META_BLOCK 4096u
-#define METACACHE_BYTES (16u << 20)
-#define META_KEY UINT64_MAX   /* cache key space apart from inodes */
-
-static int cached_meta_read(ek_image *img, uint64_t off, uint8_t *buf,
-			    size_t len, ek_error *err)
-{
-	if (off > img->size || len > img->size - off)
-		return image_read(img, off, buf, len, err);   /* reports it */
-	while (len > 0) {
-		uint64_t blk = off / META_BLOCK, start = blk * META_BLOCK;
-		size_t within = (size_t)(off - start);
-		size_t n = len < META_BLOCK - within ? len : META_BLOCK - within;
-		struct ek_cache_entry *e = ek_cache_get(img->metacache, META_KEY, blk);
-
-		if (!e) {
-			size_t avail = img->size - start < META_BLOCK ?
-				       (size_t)(img->size - start) : META_BLOCK;
-			int ret;
-
-			e = ek_cache_alloc(img->metacache, META_BLOCK);
-			if (!e)
-				return image_read(img, off, buf, len, err);
-			ret = image_read(img, start, e->data, avail, err);
-			if (ret) {
-				ek_cache_put(img->metacache, e);
-				return ret;
-			}
-			memset(e->data + avail, 0, META_BLOCK - avail);
-			ek_cache_insert(img->metacache, e, META_KEY, blk);
-		}
-		memcpy(buf, e->data + within, n);
-		ek_cache_put(img->metacache, e);
-		buf += n;
-		off += n;
-		len -= n;
-	}
-	return 0;
-}
-
-int meta_read(ek_image *img, bool in_metabox, uint64_t off, void *buf,
-	      size_t len, ek_error *err)
-{
-	if (!in_metabox)
-		return img->metacache ? cached_meta_read(img, off, buf, len, err)
-				      : image_read(img, off, buf, len, err);
-	if (off > img->metabox_size || len > img->metabox_size - off)
-		return err_fail(err, -EUCLEAN,
-			       "metadata at offset %llu (+%zu) is past the end of the %llu-byte metabox",
-			       (unsigned long long)off, len,
-			       (unsigned long long)img->metabox_size);
-	memcpy(buf, img->metabox + off, len);
 	return 0;
 }
 
@@ -276,7 +203,7 @@ static int load_packed(ek_image *img, ek_error *err)
 	return fragment_cache_create(img, err);
 }
 
-static int open_common(struct ek_io *io, const ek_open_options *opts,
+static int open_common(struct io *io, const ek_open_options *opts,
 		       ek_image **out, ek_error *err)
 {
 	uint8_t head[FMT_SUPER_READ_SIZE];
@@ -288,15 +215,15 @@ static int open_common(struct ek_io *io, const ek_open_options *opts,
 
 	img = calloc(1, sizeof(*img));
 	if (!img) {
-		ek_io_close(io);
+		io_close(io);
 		return err_fail(err, -ENOMEM, "out of memory");
 	}
 	img->io = io;
 	img->size = io->size;
 	ctxpool_init(&img->zbufs, zbuf_new, zbuf_free);
-	img->bad = badmemo_create();
+	img->bad = bad_extents_create();
 	/* Best effort: without it metadata is read straight from the image. */
-	ek_cache_create(METACACHE_BYTES, 256u << 10, &img->metacache, NULL);
+	cache_create(BLOCKS_METACACHE_BYTES, 256u << 10, &img->metacache, NULL);
 	if (opts)
 		img->opts = *opts;
 	else
@@ -332,7 +259,7 @@ static int open_common(struct ek_io *io, const ek_open_options *opts,
 		goto fail;
 	if (img->opts.cache_bytes) {
 		/* a shard must hold the biggest decoded extents */
-		ret = ek_cache_create(img->opts.cache_bytes, 16u << 20, &img->cache, err);
+		ret = cache_create(img->opts.cache_bytes, 16u << 20, &img->cache, err);
 		if (ret)
 			goto fail;
 		if (img->opts.readahead && img->workers > 1) {
@@ -368,13 +295,13 @@ fail:
 int ek_open(const char *path, const ek_open_options *opts, ek_image **out,
 	    ek_error *err)
 {
-	struct ek_io *io;
+	struct io *io;
 	int ret;
 
 	if (opts && opts->io == EK_IO_URING)
-		ret = ek_io_open_uring(path, &io, err);
+		ret = io_open_uring(path, &io, err);
 	else
-		ret = ek_io_open_pread(path, &io, err);
+		ret = io_open_pread(path, &io, err);
 	if (ret)
 		return ret;
 	ret = open_common(io, opts, out, err);
@@ -386,8 +313,8 @@ int ek_open(const char *path, const ek_open_options *opts, ek_image **out,
 int ek_open_memory(const void *data, size_t size, const ek_open_options *opts,
 		   ek_image **out, ek_error *err)
 {
-	struct ek_io *io;
-	int ret = ek_io_open_memory(data, size, &io, err);
+	struct io *io;
+	int ret = io_open_memory(data, size, &io, err);
 
 	if (ret)
 		return ret;
@@ -401,9 +328,9 @@ void ek_close(ek_image *img)
 	if (!img)
 		return;
 	readahead_destroy(img->readahead);
-	badmemo_destroy(img->bad);
-	ek_cache_destroy(img->metacache);
-	ek_cache_destroy(img->cache);
+	bad_extents_destroy(img->bad);
+	cache_destroy(img->metacache);
+	cache_destroy(img->cache);
 	if (img->packed)
 		ek_inode_put(img->packed);
 	fragment_cache_free(img->fragments);
@@ -414,7 +341,7 @@ void ek_close(ek_image *img)
 	free(img->metabox);
 	engine_destroy(img->engine);
 	ctxpool_fini(&img->zbufs);
-	ek_io_close(img->io);
+	io_close(img->io);
 	free(img);
 }
 
@@ -459,42 +386,4 @@ unsigned int ek_image_workers(const ek_image *img)
 ek_nid ek_root_nid(const ek_image *img)
 {
 	return img->sb.root_nid;
-}
-
-static const struct {
-	uint32_t bit;
-	const char *name;
-} compat_names[] = {
-	{ EROFS_COMPAT_SB_CHKSUM, "sb_csum" },
-	{ EROFS_COMPAT_MTIME, "mtime" },
-	{ EROFS_COMPAT_XATTR_FILTER, "xattr_filter" },
-	{ EROFS_COMPAT_SHARED_EA_IN_METABOX, "shared_ea_in_metabox" },
-	{ EROFS_COMPAT_PLAIN_XATTR_PFX, "plain_xattr_pfx" },
-	{ EROFS_COMPAT_ISHARE_XATTRS, "ishare_xattrs" },
-}, incompat_names[] = {
-	{ EROFS_INCOMPAT_ZERO_PADDING, "0padding" },
-	{ EROFS_INCOMPAT_COMPR_CFGS, "compr_cfgs/big_pcluster" },
-	{ EROFS_INCOMPAT_CHUNKED_FILE, "chunked_file" },
-	{ EROFS_INCOMPAT_DEVICE_TABLE, "device_table" },
-	{ EROFS_INCOMPAT_ZTAILPACKING, "ztailpacking" },
-	{ EROFS_INCOMPAT_FRAGMENTS, "fragments/dedupe" },
-	{ EROFS_INCOMPAT_XATTR_PREFIXES, "xattr_prefixes" },
-	{ EROFS_INCOMPAT_48BIT, "48bit" },
-	{ EROFS_INCOMPAT_METABOX, "metabox" },
-};
-
-void ek_feature_names(const ek_super_info *sb, char *buf, size_t size)
-{
-	size_t used = 0, i;
-
-	if (size)
-		buf[0] = '\0';
-	for (i = 0; i < sizeof(compat_names) / sizeof(compat_names[0]); i++)
-		if ((sb->feature_compat & compat_names[i].bit) && used < size)
-			used += (size_t)snprintf(buf + used, size - used, "%s%s",
-						 used ? "," : "", compat_names[i].name);
-	for (i = 0; i < sizeof(incompat_names) / sizeof(incompat_names[0]); i++)
-		if ((sb->feature_incompat & incompat_names[i].bit) && used < size)
-			used += (size_t)snprintf(buf + used, size - used, "%s%s",
-						 used ? "," : "", incompat_names[i].name);
 }

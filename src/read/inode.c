@@ -4,7 +4,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "read/blocks.h"
 #include "read/internal.h"
+#include "read/zmap.h"
 
 #define METABOX_NID_BIT (1ull << 63)
 
@@ -192,7 +194,7 @@ int ek_inode_get(ek_image *img, ek_nid nid, ek_inode **out, ek_error *err)
 	return inode_load(img, nid, out, err);
 }
 
-ek_inode *ek_inode_ref(ek_inode *inode)
+ek_inode *inode_ref(ek_inode *inode)
 {
 	atomic_fetch_add(&inode->refs, 1);
 	return inode;

@@ -1,4 +1,6 @@
-/* Private state of the read library, shared by the files of src/read. */
+/* Private state of the read library, shared by the files of src/read:
+ * the open image and the inode handle; each file's functions are in its
+ * own header. */
 #ifndef EK_READ_INTERNAL_H
 #define EK_READ_INTERNAL_H
 
@@ -16,8 +18,8 @@
 #include "util/error.h"
 
 struct engine;
-struct ek_cache;
-struct ek_readahead;
+struct cache;
+struct readahead;
 
 /* Compression configuration records (spec 7.2), defaults filled in. */
 struct compr_config {
@@ -42,7 +44,7 @@ struct long_prefix {
 };
 
 struct ek_image {
-	struct ek_io *io;
+	struct io *io;
 	uint64_t size;                 /* image bytes */
 	struct fmt_super sb;
 	uint32_t blksz;
@@ -70,10 +72,10 @@ struct ek_image {
 	struct fragment_cache *fragments;
 
 	struct ctxpool zbufs;          /* scratch buffers for decompression */
-	struct badmemo *bad;           /* extents that failed to decode */
-	struct ek_cache *metacache;    /* 4 KiB blocks of metadata */
-	struct ek_cache *cache;        /* decompressed clusters, may be NULL */
-	struct ek_readahead *readahead;/* background decompression, may be NULL */
+	struct bad_extents *bad;           /* extents that failed to decode */
+	struct cache *metacache;    /* 4 KiB blocks of metadata */
+	struct cache *cache;        /* decompressed clusters, may be NULL */
+	struct readahead *readahead;/* background decompression, may be NULL */
 };
 
 /* Compressed inode mapping state (see zmap.c). */
@@ -126,39 +128,11 @@ struct ek_inode {
 	struct zmap_inode z;
 };
 
-/* Read len bytes of image metadata at offset in the main address space
- * (in_metabox false) or inside the metabox data.  Bounds-checked. */
-int meta_read(ek_image *img, bool in_metabox, uint64_t off, void *buf,
-	      size_t len, ek_error *err);
-
-/* Read raw image bytes (data area), bounds-checked. */
-int image_read(ek_image *img, uint64_t off, void *buf, size_t len,
-	       ek_error *err);
-
 /* Another reference to an inode handle (released by ek_inode_put). */
-ek_inode *ek_inode_ref(ek_inode *inode);
+ek_inode *inode_ref(ek_inode *inode);
 
 /* Load an inode without resolving anything that needs other inodes. */
 int inode_load(ek_image *img, ek_nid nid, ek_inode **out, ek_error *err);
-
-/* Read file data of any layout into buf; [off, off + len) within i_size. */
-int data_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
-	      ek_error *err);
-
-/* Compressed files (zmap.c / zdata.c). */
-int zmap_init(ek_inode *inode, ek_error *err);
-int zmap_map(ek_inode *inode, uint64_t offset, ek_extent *out, ek_error *err);
-int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
-	       ek_error *err);
-
-/* Read bytes [off, off+len) of the packed inode's data. */
-int fragment_read(ek_image *img, uint64_t off, void *buf, size_t len,
-		  ek_error *err);
-int fragment_cache_create(ek_image *img, ek_error *err);
-void fragment_cache_free(struct fragment_cache *fc);
-void zmap_fini(ek_inode *inode);
-void *zbuf_new(void);
-void zbuf_free(void *p);
 
 /* Long xattr prefixes (xattr.c), loaded at open. */
 int xattr_load_prefixes(ek_image *img, ek_error *err);

@@ -6,6 +6,8 @@
 
 #include "read/cache.h"
 #include "read/readahead.h"
+#include "read/zcache.h"
+#include "read/zmap.h"
 #include "util/error.h"
 #include "util/pool.h"
 
@@ -22,22 +24,22 @@
 #define AROUND_EXTENT_MAX (256u << 10)
 #define AROUND_QUEUED_MAX 4   /* beyond this, random readers outrun it */
 
-struct ek_readahead {
+struct readahead {
 	struct pool *pool;
 	atomic_uint around_queued;
 };
 
 struct ra_job {
 	struct pool_job job;
-	struct ek_readahead *ra;
+	struct readahead *ra;
 	ek_inode *inode;
 	uint64_t from, to;
 	bool around;
 };
 
-int readahead_create(ek_image *img, struct ek_readahead **out, ek_error *err)
+int readahead_create(ek_image *img, struct readahead **out, ek_error *err)
 {
-	struct ek_readahead *ra = calloc(1, sizeof(*ra));
+	struct readahead *ra = calloc(1, sizeof(*ra));
 
 	(void)img;
 	if (!ra)
@@ -50,7 +52,7 @@ int readahead_create(ek_image *img, struct ek_readahead **out, ek_error *err)
 	return 0;
 }
 
-void readahead_destroy(struct ek_readahead *ra)
+void readahead_destroy(struct readahead *ra)
 {
 	if (ra) {
 		pool_destroy(ra->pool);
@@ -72,7 +74,7 @@ static void run_ra(struct pool_job *job, unsigned int worker)
 	free(r);
 }
 
-static void queue(struct ek_readahead *ra, ek_inode *inode, uint64_t from,
+static void queue(struct readahead *ra, ek_inode *inode, uint64_t from,
 		  uint64_t to, bool around)
 {
 	struct ra_job *r = calloc(1, sizeof(*r));
@@ -83,7 +85,7 @@ static void queue(struct ek_readahead *ra, ek_inode *inode, uint64_t from,
 		return;
 	}
 	r->ra = ra;
-	r->inode = ek_inode_ref(inode);
+	r->inode = inode_ref(inode);
 	r->from = from;
 	r->to = to;
 	r->around = around;
@@ -97,10 +99,13 @@ static bool have(ek_inode *inode, uint64_t off, ek_extent *e)
 {
 	if (zmap_map(inode, off, e, NULL) || e->kind != EK_EXTENT_COMPRESSED)
 		return true;   /* nothing to decode there */
-	return ek_cache_contains(inode->img->cache, inode->nid, e->logical);
+	return cache_contains(inode->img->cache, inode->nid, e->logical);
 }
 
-bool readahead_window(ek_inode *inode, uint64_t off, uint64_t *fromp, uint64_t *top)
+/* The read-around window of a random read at off: false when its extent
+ * is not small (big extents are their own read-around). */
+static bool readahead_window(ek_inode *inode, uint64_t off, uint64_t *fromp,
+			     uint64_t *top)
 {
 	uint64_t from = off & ~(uint64_t)(AROUND - 1), to = from + AROUND;
 	ek_extent here;
@@ -121,7 +126,7 @@ int ek_read_around(ek_inode *inode, uint64_t off, uint64_t *from, uint64_t *to)
 	       readahead_window(inode, off, from, to);
 }
 
-void readahead_around(struct ek_readahead *ra, ek_inode *inode,
+void readahead_around(struct readahead *ra, ek_inode *inode,
 		      const struct ra_plan *plan)
 {
 	if (!plan->around)
@@ -133,7 +138,7 @@ void readahead_around(struct ek_readahead *ra, ek_inode *inode,
 	queue(ra, inode, plan->from, plan->to, true);
 }
 
-void readahead_note(struct ek_readahead *ra, ek_inode *inode, uint64_t off,
+void readahead_note(struct readahead *ra, ek_inode *inode, uint64_t off,
 		    size_t len, struct ra_plan *plan)
 {
 	uint64_t end = off + len, window, target, until;

@@ -13,11 +13,11 @@
 
 #include "read/internal.h"
 
-struct ek_readahead;
+struct readahead;
 
-int readahead_create(ek_image *img, struct ek_readahead **out, ek_error *err);
+int readahead_create(ek_image *img, struct readahead **out, ek_error *err);
 /* Wait for background work, then free. */
-void readahead_destroy(struct ek_readahead *ra);
+void readahead_destroy(struct readahead *ra);
 /* What readahead makes of a read that is starting. */
 struct ra_plan {
 	bool drop_behind;    /* extents it finishes will not be read again */
@@ -28,23 +28,10 @@ struct ra_plan {
 /* A read of [off, off+len) of inode is starting: readahead is issued for a
  * sequential reader; a random read's window has its pclusters fetched
  * with the read's own. */
-void readahead_note(struct ek_readahead *ra, ek_inode *inode, uint64_t off,
+void readahead_note(struct readahead *ra, ek_inode *inode, uint64_t off,
 		    size_t len, struct ra_plan *plan);
 /* The read has been served: decode the rest of its window, if planned. */
-void readahead_around(struct ek_readahead *ra, ek_inode *inode,
+void readahead_around(struct readahead *ra, ek_inode *inode,
 		      const struct ra_plan *plan);
-/* The read-around window of a random read at off: false when its extent
- * is not small (big extents are their own read-around). */
-bool readahead_window(ek_inode *inode, uint64_t off, uint64_t *from, uint64_t *to);
-
-/* zcache.c: decode the compressed extents of [off, end) into the cache,
- * reading each batch's pclusters while the previous batch decodes, and
- * skipping what lies before *reader (where the reader has got to; NULL:
- * nothing to skip); no error is reported (the reader meets it again). */
-void zcache_fill_ahead(ek_inode *inode, uint64_t off, uint64_t end,
-		       const _Atomic uint64_t *reader);
-/* zcache.c: ask the I/O back end to start reading the pclusters of
- * [off, end) (those of one file usually lie in one run). */
-void zcache_prefetch(ek_inode *inode, uint64_t off, uint64_t end);
 
 #endif

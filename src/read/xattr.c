@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "format/xattr.h"
+#include "read/blocks.h"
+#include "read/data.h"
 #include "read/internal.h"
 
 /* Where the long-prefix table lives (spec 5.5, the 6.18 reader rule). */

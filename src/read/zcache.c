@@ -16,17 +16,19 @@
 #include <stdlib.h>
 
 #include "codec/engine.h"
-#include "read/badmemo.h"
+#include "read/badextents.h"
+#include "read/blocks.h"
 #include "read/cache.h"
-#include "read/readahead.h"
-#include "read/zdata.h"
+#include "read/zcache.h"
+#include "read/zdecode.h"
+#include "read/zmap.h"
 
 #define BATCH_MAX 256u           /* extents decoded together, at most */
 #define BATCH_BYTES (1u << 20)   /* and about this much decoded data */
 
 struct batch_item {
 	ek_extent e;
-	struct ek_cache_entry *ce;   /* claimed, pending until decoded */
+	struct cache_entry *ce;   /* claimed, pending until decoded */
 	uint8_t *in;
 	struct dreq req;
 };
@@ -69,11 +71,11 @@ static void item_decoded(struct dreq *r, void *ctx)
 	ek_error one;
 
 	if (!r->result) {
-		ek_cache_publish(img->cache, it->ce);
+		cache_publish(img->cache, it->ce);
 	} else {
-		zdata_decode_failed(b->inode, &it->e, r->result, r->why, &one);
-		badmemo_add(img->bad, b->inode->nid, it->e.logical, &one);
-		ek_cache_abandon(img->cache, it->ce);
+		zdecode_failed(b->inode, &it->e, r->result, r->why, &one);
+		bad_extents_add(img->bad, b->inode->nid, it->e.logical, &one);
+		cache_abandon(img->cache, it->ce);
 	}
 	/* The batch may be freed as soon as the count drops: touch nothing
 	 * of it after the unlock. */
@@ -107,7 +109,7 @@ static int claim_extents(struct batch *b, uint64_t *offp, uint64_t end, ek_error
 		off = it->e.logical + it->e.length;
 		if (it->e.kind != EK_EXTENT_COMPRESSED)
 			continue;
-		ret = badmemo_check(img->bad, inode->nid, it->e.logical, err);
+		ret = bad_extents_check(img->bad, inode->nid, it->e.logical, err);
 		if (ret)
 			break;
 		/* Before any buffer is sized by it. */
@@ -117,7 +119,7 @@ static int claim_extents(struct batch *b, uint64_t *offp, uint64_t end, ek_error
 				      (unsigned long long)inode->nid);
 			break;
 		}
-		ret = ek_cache_claim(img->cache, inode->nid, it->e.logical,
+		ret = cache_claim(img->cache, inode->nid, it->e.logical,
 				     (size_t)it->e.length, &it->ce);
 		if (ret < 0) {
 			ret = err_fail(err, ret, "out of memory");
@@ -158,7 +160,7 @@ static int read_pclusters(struct batch *b, ek_error *err)
 {
 	ek_inode *inode = b->inode;
 	ek_image *img = inode->img;
-	struct ek_io_req ios[BATCH_MAX];
+	struct io_req ios[BATCH_MAX];
 	size_t nio = 0, i;
 	int ret = 0;
 
@@ -170,7 +172,7 @@ static int read_pclusters(struct batch *b, ek_error *err)
 					(size_t)it->e.physical_length, err);
 			continue;
 		}
-		ios[nio++] = (struct ek_io_req){
+		ios[nio++] = (struct io_req){
 			.buf = it->in, .len = (size_t)it->e.physical_length,
 			.offset = it->e.physical,
 		};
@@ -204,7 +206,7 @@ static int batch_prepare(struct batch *b, uint64_t *offp, uint64_t end, ek_error
 		size_t skip;
 		bool legacy;
 
-		ret = zdata_stream_start(b->inode, &it->e, it->in, &skip, &legacy, err);
+		ret = zdecode_stream_start(b->inode, &it->e, it->in, &skip, &legacy, err);
 		if (ret)
 			break;
 		it->req = (struct dreq){
@@ -220,7 +222,7 @@ static int batch_prepare(struct batch *b, uint64_t *offp, uint64_t end, ek_error
 	}
 	if (ret) {
 		for (i = 0; i < b->n; i++)
-			ek_cache_abandon(img->cache, b->items[i].ce);
+			cache_abandon(img->cache, b->items[i].ce);
 		b->nreq = 0;
 	}
 	b->outstanding = b->nreq;
@@ -265,7 +267,7 @@ static int batch_finish(struct batch *b, ek_error *err)
 			*err = b->first;
 	}
 	for (i = 0; i < b->n; i++)
-		ek_cache_put(img->cache, b->items[i].ce);
+		cache_put(img->cache, b->items[i].ce);
 	if (b->scratch)
 		ctxpool_put(&img->zbufs, b->scratch);
 	pthread_cond_destroy(&b->settled);

@@ -15,42 +15,16 @@
 #include <string.h>
 
 #include "codec/engine.h"
-#include "read/badmemo.h"
+#include "read/badextents.h"
+#include "read/blocks.h"
 #include "read/cache.h"
 #include "read/internal.h"
 #include "read/readahead.h"
+#include "read/zcache.h"
 #include "read/zdata.h"
+#include "read/zdecode.h"
+#include "read/zmap.h"
 
-
-void *zbuf_new(void)
-{
-	return calloc(1, sizeof(struct zbuf));
-}
-
-void zbuf_free(void *p)
-{
-	struct zbuf *b = p;
-
-	if (b) {
-		free(b->in);
-		free(b->out);
-		free(b);
-	}
-}
-
-int zbuf_grow(uint8_t **buf, size_t *cap, size_t need)
-{
-	uint8_t *p;
-
-	if (need <= *cap)
-		return 0;
-	p = realloc(*buf, need);
-	if (!p)
-		return -ENOMEM;
-	*buf = p;
-	*cap = need;
-	return 0;
-}
 
 static int read_raw(ek_inode *inode, const ek_extent *e, uint64_t off,
 		    void *buf, size_t len, ek_error *err)
@@ -81,42 +55,6 @@ static int read_plain(ek_inode *inode, const ek_extent *e, uint64_t within,
 	return ret;
 }
 
-/* Where the stream starts in a pcluster read into `in`: after the zero
- * padding, which is shorter than a block (0padding); legacy LZ4 images
- * without it start at once and decode as a prefix. */
-int zdata_stream_start(ek_inode *inode, const ek_extent *e, const uint8_t *in,
-			size_t *skip, bool *legacy, ek_error *err)
-{
-	ek_image *img = inode->img;
-	size_t scan;
-
-	*skip = 0;
-	*legacy = e->algorithm == EROFS_ALG_LZ4 &&
-		  !(img->sb.feature_incompat & EROFS_INCOMPAT_ZERO_PADDING);
-	if (*legacy)
-		return 0;
-	scan = e->physical_length < img->blksz ? (size_t)e->physical_length : img->blksz;
-	while (*skip < scan && in[*skip] == 0)
-		(*skip)++;
-	if (*skip == scan)
-		return err_fail(err, -EUCLEAN,
-			       "inode %llu: pcluster at byte %llu of extent %llu starts with a block of zeros",
-			       (unsigned long long)inode->nid, (unsigned long long)e->physical,
-			       (unsigned long long)e->logical);
-	return 0;
-}
-
-int zdata_decode_failed(ek_inode *inode, const ek_extent *e, int code,
-			 const char *why, ek_error *err)
-{
-	return err_fail(err, code == -ENOMEM ? -ENOMEM : -EUCLEAN,
-		       "inode %llu: extent at offset %llu (%llu bytes, %s pcluster at image byte %llu, %llu bytes): %s",
-		       (unsigned long long)inode->nid, (unsigned long long)e->logical,
-		       (unsigned long long)e->length, ek_algorithm_name(e->algorithm),
-		       (unsigned long long)e->physical,
-		       (unsigned long long)e->physical_length, why);
-}
-
 /* Decode the first `want` bytes of extent e, whose pcluster is in `in`,
  * into out; a corrupt extent is remembered. */
 static int decode_pcluster(ek_inode *inode, const ek_extent *e, const uint8_t *in,
@@ -125,7 +63,7 @@ static int decode_pcluster(ek_inode *inode, const ek_extent *e, const uint8_t *i
 	struct dreq req = { .algorithm = e->algorithm };
 	size_t skip;
 	bool legacy;
-	int ret = zdata_stream_start(inode, e, in, &skip, &legacy, err);
+	int ret = zdecode_stream_start(inode, e, in, &skip, &legacy, err);
 
 	if (!ret) {
 		req.in = in + skip;
@@ -135,10 +73,10 @@ static int decode_pcluster(ek_inode *inode, const ek_extent *e, const uint8_t *i
 		req.partial = legacy || e->partial || want < e->length;
 		ret = engine_decompress(inode->img->engine, &req);
 		if (ret)
-			ret = zdata_decode_failed(inode, e, ret, req.why, err);
+			ret = zdecode_failed(inode, e, ret, req.why, err);
 	}
 	if (ret == -EUCLEAN)
-		badmemo_add(inode->img->bad, inode->nid, e->logical, err);
+		bad_extents_add(inode->img->bad, inode->nid, e->logical, err);
 	return ret;
 }
 
@@ -160,7 +98,7 @@ static int decode_sync(ek_inode *inode, const ek_extent *e, uint8_t *out,
 
 	if (!err)
 		err = &local;   /* the failure is remembered even if not shown */
-	ret = badmemo_check(img->bad, inode->nid, e->logical, err);
+	ret = bad_extents_check(img->bad, inode->nid, e->logical, err);
 	if (ret)
 		return ret;
 	zb = ctxpool_get(&img->zbufs);
@@ -189,7 +127,7 @@ static bool extends_run(ek_inode *inode, const ek_extent *prev, const ek_extent 
 	       y->logical == prev->logical + prev->length &&
 	       y->physical == prev->physical + prev->physical_length &&
 	       y->length <= len - out && y->physical_length <= RUN_IN_BYTES - in &&
-	       !badmemo_check(inode->img->bad, inode->nid, y->logical, NULL);
+	       !bad_extents_check(inode->img->bad, inode->nid, y->logical, NULL);
 }
 
 /* first: a whole extent wanted from its start, len >= its length.  *done:
@@ -207,7 +145,7 @@ static int read_run(ek_inode *inode, const ek_extent *first, uint8_t *buf,
 		err = &local;
 	run[0] = *first;
 	if (!first->in_metadata && in <= RUN_IN_BYTES &&
-	    !badmemo_check(inode->img->bad, inode->nid, first->logical, NULL))
+	    !bad_extents_check(inode->img->bad, inode->nid, first->logical, NULL))
 		while (n < RUN_EXTENTS && out < len &&
 		       !zmap_map(inode, run[n - 1].logical + run[n - 1].length, &run[n], NULL) &&
 		       extends_run(inode, &run[n - 1], &run[n], out, in, len)) {
@@ -264,37 +202,38 @@ static int read_cached(ek_inode *inode, const ek_extent *e, uint64_t within,
 		       uint8_t *buf, size_t n, bool drop_behind, ek_error *err)
 {
 	ek_image *img = inode->img;
-	struct ek_cache_entry *ce;
+	struct cache_entry *ce;
 	int attempt, ret;
 
 	for (attempt = 0; attempt < 2; attempt++) {
-		ce = ek_cache_get(img->cache, inode->nid, e->logical);
+		ce = cache_get(img->cache, inode->nid, e->logical);
 		if (!ce) {
 			ret = zcache_fill(inode, e->logical, e->logical + 1, err);
 			if (ret)
 				return ret;
-			ce = ek_cache_get(img->cache, inode->nid, e->logical);
+			ce = cache_get(img->cache, inode->nid, e->logical);
 			if (!ce)   /* too big to cache */
 				return read_compressed(inode, e, within, buf, n, err);
 		}
-		if (!ek_cache_wait(img->cache, ce)) {
+		if (!cache_wait(img->cache, ce)) {
 			memcpy(buf, ce->data + within, n);
 			if (drop_behind && within + n == e->length)
-				ek_cache_drop(img->cache, ce);
-			ek_cache_put(img->cache, ce);
+				cache_drop(img->cache, ce);
+			cache_put(img->cache, ce);
 			return 0;
 		}
-		ek_cache_put(img->cache, ce);
+		cache_put(img->cache, ce);
 	}
 	/* Abandoned twice without a remembered failure: decode around it. */
 	return read_compressed(inode, e, within, buf, n, err);
 }
 
 int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
-	       ek_error *err)
+	       size_t *done, ek_error *err)
 {
 	ek_image *img = inode->img;
 	uint8_t *dst = buf;
+	size_t want = len;
 	struct ra_plan plan = { 0 };
 	int ret;
 
@@ -327,11 +266,8 @@ int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 			memset(dst, 0, n);
 			break;
 		case EK_EXTENT_FRAGMENT:
-			ret = fragment_read(inode->img, e.physical + within, dst, n, err);
-			if (ret)
-				err_prefix(err, "inode %llu: fragment: ",
-						(unsigned long long)inode->nid);
-			break;
+			*done = want - len;   /* the caller reads it */
+			return 0;
 		case EK_EXTENT_PLAIN:
 			ret = read_plain(inode, &e, within, dst, n, err);
 			break;
@@ -350,5 +286,6 @@ int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 		off += n;
 		len -= n;
 	}
+	*done = want;
 	return 0;
 }

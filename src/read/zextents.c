@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "read/blocks.h"
 #include "read/zextents.h"
 
 #define CKPT 64u

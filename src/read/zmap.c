@@ -14,8 +14,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "read/blocks.h"
 #include "read/internal.h"
 #include "read/zextents.h"
+#include "read/zmap.h"
 
 struct lcluster {
 	uint8_t type;         /* enum z_lcluster_type */

@@ -57,6 +57,11 @@ const char *ek_strerror(int code)
 	}
 }
 
+int ek_is_image_error(int code)
+{
+	return code == -EUCLEAN || code == -EOPNOTSUPP;
+}
+
 const char *ek_version(void)
 {
 	return EK_VERSION;

@@ -1,4 +1,5 @@
 /* Path strings. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,4 +16,17 @@ char *path_join(const char *dir, const char *name)
 		memcpy(p + a + 1, name, n + 1);
 	}
 	return p;
+}
+
+int path_split(const char *rel, char *parent, size_t size, const char **name)
+{
+	const char *slash = strrchr(rel, '/');
+	size_t len = slash ? (size_t)(slash - rel) : 0;
+
+	if (len >= size)
+		return -ENAMETOOLONG;
+	memcpy(parent, rel, len);
+	parent[len] = '\0';
+	*name = slash ? slash + 1 : rel;
+	return 0;
 }

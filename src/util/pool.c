@@ -62,7 +62,7 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-unsigned int pool_cpus_allowed(void)
+static unsigned int cpus_allowed(void)
 {
 	cpu_set_t allowed;
 	long n;
@@ -77,7 +77,7 @@ unsigned int pool_cpus_allowed(void)
 
 int pool_resolve_workers(unsigned int workers, unsigned int *out, ek_error *err)
 {
-	unsigned int n = workers ? workers : pool_cpus_allowed();
+	unsigned int n = workers ? workers : cpus_allowed();
 
 	if (workers > POOL_THREADS_MAX)
 		return err_fail(err, -EINVAL, "%u workers: at most %u", workers, POOL_THREADS_MAX);

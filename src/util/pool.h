@@ -43,9 +43,6 @@ unsigned int pool_pending(struct pool *p);
 /* Finish queued jobs, join the threads, free. */
 void pool_destroy(struct pool *p);
 
-/* The CPUs this process may use (its affinity set). */
-unsigned int pool_cpus_allowed(void);
-
 /* The most worker threads any part of the library starts. */
 #define POOL_THREADS_MAX 1024u
 

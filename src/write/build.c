@@ -26,13 +26,6 @@ void ek_build_options_init(ek_build_options *o)
 	o->level = -1;
 }
 
-void build_progress(struct build *b, uint64_t bytes)
-{
-	b->bytes_done += bytes;
-	if (b->o.progress)
-		b->o.progress(b->o.progress_ctx, b->bytes_done, b->bytes_total);
-}
-
 struct mtime_count {
 	int64_t sec;
 	uint32_t nsec;
@@ -56,7 +49,7 @@ static int choose_epoch(struct build *b)
 {
 	struct mtime_count *t, best = { 0, 0 };
 	uint64_t i, run, best_run = 0, k = 0;
-	struct binode *n;
+	struct tnode *n;
 
 	if (b->o.timestamp_set || b->o.clamp_mtime) {
 		b->epoch = b->o.timestamp;
@@ -87,7 +80,7 @@ static int choose_epoch(struct build *b)
 /* Compact 32-byte cores where everything fits and the mtime is the epoch. */
 static void choose_inode_forms(struct build *b)
 {
-	struct binode *n;
+	struct tnode *n;
 
 	for (n = b->tree.first; n; n = n->next) {
 		uint64_t size = S_ISLNK(n->mode) || S_ISREG(n->mode) ? n->size : 0;
@@ -102,7 +95,7 @@ static void choose_inode_forms(struct build *b)
 
 static void count(struct build *b)
 {
-	struct binode *n;
+	struct tnode *n;
 
 	for (n = b->tree.first; n; n = n->next) {
 		if (S_ISREG(n->mode)) {
@@ -218,7 +211,7 @@ out:
 	writer_abort(b.w);
 	zbuild_teardown(&b);
 	hardlinks_free(b.links);
-	btree_free(&b.tree);
+	tree_free(&b.tree);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	b.stats->seconds = (double)(t1.tv_sec - t0.tv_sec) +
 			   (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;

@@ -162,14 +162,6 @@ uint16_t zbuild_sb_u1(const struct build *b)
 	return 65535;   /* lz4's largest match distance, as mkfs.erofs writes */
 }
 
-void bcompressed_free(struct bcompressed *z)
-{
-	if (z) {
-		free(z->index);
-		free(z);
-	}
-}
-
 /* ------------------------------------------------------------ finishing */
 
 /*
@@ -178,11 +170,11 @@ void bcompressed_free(struct bcompressed *z)
  * index, about 2 bytes per block plus a header).  On a tie the file stays
  * uncompressed: it reads faster.
  */
-static uint64_t flat_bytes(const struct build *b, const struct binode *n)
+static uint64_t flat_bytes(const struct build *b, const struct tnode *n)
 {
 	uint64_t tail = n->size % b->blksz;
 
-	if (tail && binode_core_size(n) + n->xattr_size + tail <= b->blksz)
+	if (tail && tnode_core_size(n) + n->xattr_size + tail <= b->blksz)
 		return n->size;     /* full blocks, tail inline */
 	return round_up_u64(n->size, b->blksz);
 }
@@ -200,13 +192,13 @@ bool zfile_worthwhile(const struct zbuilder *zb, const struct zfile *f,
 static int build_index(struct zbuilder *zb, struct zfile *f)
 {
 	struct build *b = zb->b;
-	struct binode *n = f->n;
+	struct tnode *n = f->n;
 	uint64_t nlc = div_round_up_u64(n->size, b->blksz);
-	uint32_t before = binode_core_size(n) + n->xattr_size;
+	uint32_t before = tnode_core_size(n) + n->xattr_size;
 	uint32_t hdr = (uint32_t)round_up_u64(before, 8);
 	struct fmt_compact_layout l;
 	struct fmt_lcluster *lc;
-	struct bcompressed *z;
+	struct tindex *z;
 	uint16_t advise = Z_ADVISE_COMPACTED_2B;
 	fmt_why why;
 	size_t size;
@@ -250,7 +242,9 @@ static int build_index(struct zbuilder *zb, struct zfile *f)
 	return 0;
 fail:
 	free(lc);
-	bcompressed_free(z);
+	if (z)
+		free(z->index);
+	free(z);
 	return err_fail(b->err, ret == -ENOMEM ? -ENOMEM : -EIO,
 		       "%s: building the compressed index: %s", n->src_path, why.text);
 }
@@ -281,9 +275,9 @@ int zfile_finish(struct zbuilder *zb, struct zfile *f, bool fallback)
 	return ret;
 }
 
-void zbuild_encode_index(struct build *b, const struct binode *n, uint8_t *rec)
+void zbuild_encode_index(struct build *b, const struct tnode *n, uint8_t *rec)
 {
-	memcpy(rec + binode_core_size(n) + n->xattr_size + n->z->pad, n->z->index,
+	memcpy(rec + tnode_core_size(n) + n->xattr_size + n->z->pad, n->z->index,
 	       n->z->index_len);
 	(void)b;
 }

@@ -14,16 +14,7 @@
 #include <stdint.h>
 
 struct build;
-struct binode;
-
-/* Per-inode result kept until the metadata is written. */
-struct bcompressed {
-	uint8_t *index;          /* map header + index, from its aligned start */
-	uint32_t index_len;
-	uint32_t pad;            /* zero bytes between xattrs and header */
-};
-
-void bcompressed_free(struct bcompressed *z);
+struct tnode;
 
 /* From b->o: validate options, configure features and config records. */
 int zbuild_setup(struct build *b);
@@ -32,7 +23,7 @@ int zbuild_write_all(struct build *b);
 void zbuild_teardown(struct build *b);
 
 /* Write a compressed inode's header and index after its xattrs. */
-void zbuild_encode_index(struct build *b, const struct binode *n, uint8_t *rec);
+void zbuild_encode_index(struct build *b, const struct tnode *n, uint8_t *rec);
 /* Superblock offset 84: algorithm bitmap or lz4 max distance. */
 uint16_t zbuild_sb_u1(const struct build *b);
 

@@ -22,10 +22,10 @@
 
 #define COPY_BUF (1u << 20)
 
-static bool tail_fits_inline(const struct build *b, const struct binode *n,
+static bool tail_fits_inline(const struct build *b, const struct tnode *n,
 			     uint64_t tail)
 {
-	return tail && binode_core_size(n) + n->xattr_size + tail <= b->blksz;
+	return tail && tnode_core_size(n) + n->xattr_size + tail <= b->blksz;
 }
 
 /* ------------------------------------------------------------ sparse */
@@ -35,7 +35,7 @@ struct extent {
 };
 
 /* Data extents of a sparse file via SEEK_DATA/SEEK_HOLE, block aligned. */
-static int data_extents(struct build *b, const struct binode *n, int fd,
+static int data_extents(struct build *b, const struct tnode *n, int fd,
 			struct extent **out, size_t *count)
 {
 	struct extent *ext = NULL;
@@ -105,9 +105,9 @@ static uint64_t chunk_cost(const struct extent *ext, size_t cnt, uint64_t size,
 }
 
 /* Decide whether a sparse file goes chunk-based, and with which chunk size. */
-static int plan_chunks(struct build *b, struct binode *n, int fd, bool *chosen);
+static int plan_chunks(struct build *b, struct tnode *n, int fd, bool *chosen);
 
-int data_plan_sparse(struct build *b, struct binode *n, bool *chunked)
+int data_plan_sparse(struct build *b, struct tnode *n, bool *chunked)
 {
 	int fd, ret;
 
@@ -122,7 +122,7 @@ int data_plan_sparse(struct build *b, struct binode *n, bool *chunked)
 	return ret;
 }
 
-static int plan_chunks(struct build *b, struct binode *n, int fd, bool *chosen)
+static int plan_chunks(struct build *b, struct tnode *n, int fd, bool *chosen)
 {
 	uint64_t flat = round_up_u64(n->size, b->blksz), best = UINT64_MAX;
 	unsigned int bits, best_bits = 0;
@@ -178,7 +178,7 @@ static int plan_chunks(struct build *b, struct binode *n, int fd, bool *chosen)
 
 /* Copy [off, off + len) of the source to the image at block *blk,
  * padding the last block with zeros. */
-static int copy_range(struct build *b, struct binode *n, int fd, uint8_t *buf,
+static int copy_range(struct build *b, struct tnode *n, int fd, uint8_t *buf,
 		      uint64_t off, uint64_t len)
 {
 	uint64_t dst = b->data_blk << b->blkszbits;
@@ -202,7 +202,7 @@ static int copy_range(struct build *b, struct binode *n, int fd, uint8_t *buf,
 	return 0;
 }
 
-static int write_chunked(struct build *b, struct binode *n, int fd, uint8_t *buf)
+static int write_chunked(struct build *b, struct tnode *n, int fd, uint8_t *buf)
 {
 	uint64_t c, csize = 1ull << n->chunks->chunkbits;
 	int ret = 0;
@@ -225,7 +225,7 @@ static int write_chunked(struct build *b, struct binode *n, int fd, uint8_t *buf
 	return ret;
 }
 
-static int write_flat(struct build *b, struct binode *n, int fd, uint8_t *buf)
+static int write_flat(struct build *b, struct tnode *n, int fd, uint8_t *buf)
 {
 	uint64_t tail = n->size % b->blksz;
 	uint64_t body = n->size;
@@ -250,7 +250,7 @@ static int write_flat(struct build *b, struct binode *n, int fd, uint8_t *buf)
 	return ret;
 }
 
-static int write_regular(struct build *b, struct binode *n, uint8_t *buf)
+static int write_regular(struct build *b, struct tnode *n, uint8_t *buf)
 {
 	int fd, ret;
 
@@ -269,7 +269,7 @@ static int write_regular(struct build *b, struct binode *n, uint8_t *buf)
 	return ret;
 }
 
-static int write_symlink(struct build *b, struct binode *n)
+static int write_symlink(struct build *b, struct tnode *n)
 {
 	uint8_t *blk;
 	int ret;
@@ -294,7 +294,7 @@ static int write_symlink(struct build *b, struct binode *n)
 	return ret;
 }
 
-int data_write_uncompressed(struct build *b, struct binode *n)
+int data_write_uncompressed(struct build *b, struct tnode *n)
 {
 	uint8_t *buf;
 	int ret;
@@ -315,7 +315,7 @@ int data_write_uncompressed(struct build *b, struct binode *n)
 
 int write_data(struct build *b)
 {
-	struct binode *n;
+	struct tnode *n;
 	int ret = 0;
 
 	b->data_blk = b->first_data_blk;

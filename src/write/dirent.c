@@ -7,7 +7,7 @@
 #include "format/inode.h"
 #include "util/error.h"
 
-int dir_entries(struct build *b, const struct binode *dir,
+int dir_entries(struct build *b, const struct tnode *dir,
 		struct fmt_dirent_in **out, size_t *count)
 {
 	struct fmt_dirent_in dots[2] = {
@@ -24,7 +24,7 @@ int dir_entries(struct build *b, const struct binode *dir,
 	/* Merge the two dot entries into the sorted children: names that
 	 * start with a byte below '.' sort before them. */
 	while (i < dir->nchildren || d < 2) {
-		const struct bdentry *c = i < dir->nchildren ? &dir->children[i] : NULL;
+		const struct tdentry *c = i < dir->nchildren ? &dir->children[i] : NULL;
 
 		if (d < 2 && (!c || fmt_name_cmp(dots[d].name, dots[d].name_len,
 						 (const uint8_t *)c->name,

@@ -7,10 +7,10 @@
 #include "format/dir.h"
 
 struct build;
-struct binode;
+struct tnode;
 
 /* Allocates *out (free() it); nids are those assigned so far. */
-int dir_entries(struct build *b, const struct binode *dir,
+int dir_entries(struct build *b, const struct tnode *dir,
 		struct fmt_dirent_in **out, size_t *count);
 
 #endif

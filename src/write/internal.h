@@ -21,7 +21,7 @@ struct build {
 	uint32_t blksz;
 	unsigned int blkszbits;
 	unsigned int workers;      /* threads that compress (options resolved) */
-	struct btree tree;
+	struct tree tree;
 	struct writer *w;
 	struct hardlinks *links;
 
@@ -50,16 +50,16 @@ void hardlinks_free(struct hardlinks *h);
 /* xattr.c: choose shared xattrs, size every inode's xattr body. */
 int plan_xattrs(struct build *b);
 /* Encode an inode's xattr body into out[n->xattr_size]. */
-void encode_xattr_body(struct build *b, const struct binode *n, uint8_t *out);
+void encode_xattr_body(struct build *b, const struct tnode *n, uint8_t *out);
 /* Encode the shared area into out[b->shared_xattr_size]. */
 void encode_shared_xattrs(struct build *b, uint8_t *out);
 
 /* data.c: write regular file and symlink data, choose their layouts. */
 int write_data(struct build *b);
 /* Sparse regular files: choose a chunk-based layout when it pays. */
-int data_plan_sparse(struct build *b, struct binode *n, bool *chunked);
+int data_plan_sparse(struct build *b, struct tnode *n, bool *chunked);
 /* One file or symlink, uncompressed, at b->data_blk. */
-int data_write_uncompressed(struct build *b, struct binode *n);
+int data_write_uncompressed(struct build *b, struct tnode *n);
 
 /* layout.c: place inode records (assign nids) and directory blocks. */
 int layout_metadata(struct build *b);
@@ -68,11 +68,12 @@ int layout_metadata(struct build *b);
 int write_metadata(struct build *b);
 
 /* inode core size for a node */
-static inline uint32_t binode_core_size(const struct binode *n)
+static inline uint32_t tnode_core_size(const struct tnode *n)
 {
 	return n->extended ? 64u : 32u;
 }
 
+/* progress.c: bytes of file data done, reported to the caller. */
 void build_progress(struct build *b, uint64_t bytes);
 
 #endif

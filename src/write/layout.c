@@ -75,13 +75,13 @@ static uint64_t place(struct placer *p, uint32_t size)
 	return pos;
 }
 
-static bool tail_fits_inline(const struct build *b, const struct binode *n,
+static bool tail_fits_inline(const struct build *b, const struct tnode *n,
 			     uint64_t tail)
 {
-	return tail && binode_core_size(n) + n->xattr_size + tail <= b->blksz;
+	return tail && tnode_core_size(n) + n->xattr_size + tail <= b->blksz;
 }
 
-static int size_directory(struct build *b, struct binode *n)
+static int size_directory(struct build *b, struct tnode *n)
 {
 	struct fmt_dirent_in *ents;
 	size_t count;
@@ -109,7 +109,7 @@ int layout_metadata(struct build *b)
 {
 	struct placer p = { .blksz = b->blksz };
 	uint64_t blk, serial = 0;
-	struct binode *n;
+	struct tnode *n;
 	int ret;
 
 	/* Shared xattrs first; no inode at nid 0, which tools read as
@@ -124,7 +124,7 @@ int layout_metadata(struct build *b)
 			if (ret)
 				return ret;
 		}
-		rec = binode_core_size(n) + n->xattr_size;
+		rec = tnode_core_size(n) + n->xattr_size;
 		if (n->layout == EROFS_LAYOUT_FLAT_INLINE)
 			rec += n->inline_size;
 		else

@@ -13,7 +13,7 @@
 #include "format/super.h"
 #include "util/error.h"
 
-static uint32_t inode_u(const struct build *b, const struct binode *n)
+static uint32_t inode_u(const struct build *b, const struct tnode *n)
 {
 	switch (n->mode & S_IFMT) {
 	case S_IFCHR:
@@ -37,7 +37,7 @@ static uint32_t inode_u(const struct build *b, const struct binode *n)
 	}
 }
 
-static void encode_core(const struct build *b, const struct binode *n,
+static void encode_core(const struct build *b, const struct tnode *n,
 			uint8_t *out)
 {
 	struct fmt_inode in = {
@@ -59,7 +59,7 @@ static void encode_core(const struct build *b, const struct binode *n,
 }
 
 /* Directory content: full blocks to the image, the tail inline. */
-static int write_directory(struct build *b, struct binode *n, uint8_t *inline_out)
+static int write_directory(struct build *b, struct tnode *n, uint8_t *inline_out)
 {
 	struct fmt_dirent_in *ents;
 	size_t count;
@@ -86,15 +86,15 @@ static int write_directory(struct build *b, struct binode *n, uint8_t *inline_ou
 	return ret;
 }
 
-static int encode_inode(struct build *b, struct binode *n, uint8_t *meta)
+static int encode_inode(struct build *b, struct tnode *n, uint8_t *meta)
 {
 	uint8_t *rec = meta + n->nid * EROFS_SLOT_SIZE;
-	uint8_t *tail = rec + binode_core_size(n) + n->xattr_size;
+	uint8_t *tail = rec + tnode_core_size(n) + n->xattr_size;
 	uint64_t i;
 
 	encode_core(b, n, rec);
 	if (n->xattr_size)
-		encode_xattr_body(b, n, rec + binode_core_size(n));
+		encode_xattr_body(b, n, rec + tnode_core_size(n));
 	if (S_ISDIR(n->mode))
 		return write_directory(b, n, tail);
 	if (n->layout == EROFS_LAYOUT_FLAT_INLINE)
@@ -161,7 +161,7 @@ int write_metadata(struct build *b)
 {
 	uint64_t area = round_up_u64(b->meta_size, b->blksz);
 	uint8_t *meta = calloc(1, area ? area : 1);
-	struct binode *n;
+	struct tnode *n;
 	int ret = 0;
 
 	if (!meta)

@@ -25,7 +25,7 @@
 struct link_entry {
 	dev_t dev;
 	ino_t ino;
-	struct binode *inode;
+	struct tnode *inode;
 };
 
 struct hardlinks {
@@ -54,7 +54,7 @@ static struct link_entry *links_find(struct hardlinks *h, dev_t dev, ino_t ino)
 }
 
 static int links_add(struct hardlinks *h, dev_t dev, ino_t ino,
-		     struct binode *inode)
+		     struct tnode *inode)
 {
 	size_t i;
 
@@ -96,13 +96,13 @@ void hardlinks_free(struct hardlinks *h)
 
 static int cmp_xattr_ptr(const void *a, const void *b)
 {
-	const struct bxattr *x = *(struct bxattr *const *)a;
-	const struct bxattr *y = *(struct bxattr *const *)b;
+	const struct txattr *x = *(struct txattr *const *)a;
+	const struct txattr *y = *(struct txattr *const *)b;
 
 	return strcmp(x->full_name, y->full_name);
 }
 
-static int read_xattrs(struct build *b, struct binode *n, const char *path)
+static int read_xattrs(struct build *b, struct tnode *n, const char *path)
 {
 	char *names = NULL, *value = NULL, *p;
 	ssize_t len, vlen;
@@ -136,7 +136,7 @@ retry:
 		goto out;
 	}
 	for (p = names; p < names + len; p += strlen(p) + 1) {
-		struct bxattr **grown, *x;
+		struct txattr **grown, *x;
 		size_t prefix_len, name_len = strlen(p);
 		uint8_t index;
 
@@ -163,7 +163,7 @@ retry:
 				      path, p, vlen);
 			goto out;
 		}
-		x = btree_intern_xattr(&b->tree, index, p, prefix_len, value, (size_t)vlen);
+		x = tree_intern_xattr(&b->tree, index, p, prefix_len, value, (size_t)vlen);
 		grown = realloc(n->xattrs, (n->nxattrs + 1) * sizeof(*grown));
 		if (!x || !grown) {
 			free(grown);
@@ -183,7 +183,7 @@ out:
 
 /* ------------------------------------------------------------ inodes */
 
-static int fill_inode(struct build *b, struct binode *n, const char *path,
+static int fill_inode(struct build *b, struct tnode *n, const char *path,
 		      const struct stat *st)
 {
 	const ek_build_options *o = &b->o;
@@ -255,13 +255,13 @@ static int fill_inode(struct build *b, struct binode *n, const char *path,
 
 static int cmp_dentry(const void *a, const void *b)
 {
-	const struct bdentry *x = a, *y = b;
+	const struct tdentry *x = a, *y = b;
 
 	return strcmp(x->name, y->name);
 }
 
 /* Read, sort and create the children of one directory. */
-static int scan_children(struct build *b, struct binode *dir, const char *path)
+static int scan_children(struct build *b, struct tnode *dir, const char *path)
 {
 	DIR *d = opendir(path);
 	struct dirent *de;
@@ -284,7 +284,7 @@ static int scan_children(struct build *b, struct binode *dir, const char *path)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (dir->nchildren == cap) {
-			struct bdentry *grown;
+			struct tdentry *grown;
 
 			cap = cap ? cap * 2 : 16;
 			grown = realloc(dir->children, cap * sizeof(*grown));
@@ -310,7 +310,7 @@ static int scan_children(struct build *b, struct binode *dir, const char *path)
 		qsort(dir->children, dir->nchildren, sizeof(*dir->children), cmp_dentry);
 
 	for (i = 0; i < dir->nchildren && !ret; i++) {
-		struct bdentry *e = &dir->children[i];
+		struct tdentry *e = &dir->children[i];
 		char *child = path_join(path, e->name);
 		struct link_entry *link;
 		struct stat st;
@@ -328,7 +328,7 @@ static int scan_children(struct build *b, struct binode *dir, const char *path)
 			e->inode = link->inode;
 			e->inode->nlink++;
 		} else {
-			e->inode = btree_new_inode(&b->tree);
+			e->inode = tree_new_inode(&b->tree);
 			if (!e->inode)
 				ret = err_fail(b->err, -ENOMEM, "out of memory");
 			else
@@ -344,7 +344,7 @@ static int scan_children(struct build *b, struct binode *dir, const char *path)
 	return ret;
 }
 
-static int scan_dir(struct build *b, struct binode *dir, const char *path,
+static int scan_dir(struct build *b, struct tnode *dir, const char *path,
 		    unsigned int depth)
 {
 	uint32_t i, subdirs = 0;
@@ -354,7 +354,7 @@ static int scan_dir(struct build *b, struct binode *dir, const char *path,
 		return err_fail(b->err, -ELOOP, "%s: directory tree too deep", path);
 	ret = scan_children(b, dir, path);
 	for (i = 0; i < dir->nchildren && !ret; i++) {
-		struct bdentry *e = &dir->children[i];
+		struct tdentry *e = &dir->children[i];
 		char *child;
 
 		if (!S_ISDIR(e->inode->mode))
@@ -372,7 +372,7 @@ static int scan_dir(struct build *b, struct binode *dir, const char *path,
 
 int scan_source(struct build *b)
 {
-	struct binode *root;
+	struct tnode *root;
 	struct stat st;
 	int ret;
 
@@ -382,7 +382,7 @@ int scan_source(struct build *b)
 	if (!S_ISDIR(st.st_mode))
 		return err_fail(b->err, -ENOTDIR, "%s: not a directory", b->source);
 	b->links = calloc(1, sizeof(*b->links));
-	root = btree_new_inode(&b->tree);
+	root = tree_new_inode(&b->tree);
 	if (!b->links || !root)
 		return err_fail(b->err, -ENOMEM, "out of memory");
 	b->tree.root = root;

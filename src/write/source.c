@@ -9,7 +9,7 @@
 #include "write/source.h"
 #include "util/error.h"
 
-int source_open(struct build *b, const struct binode *n, int *fd)
+int source_open(struct build *b, const struct tnode *n, int *fd)
 {
 	struct stat st;
 
@@ -34,7 +34,7 @@ int source_open(struct build *b, const struct binode *n, int *fd)
 	return 0;
 }
 
-int source_pread(struct build *b, const struct binode *n, int fd, void *buf,
+int source_pread(struct build *b, const struct tnode *n, int fd, void *buf,
 		 size_t len, uint64_t off)
 {
 	char *p = buf;
@@ -60,7 +60,7 @@ int source_pread(struct build *b, const struct binode *n, int fd, void *buf,
 	return 0;
 }
 
-int source_check_unchanged(struct build *b, const struct binode *n, int fd)
+int source_check_unchanged(struct build *b, const struct tnode *n, int fd)
 {
 	struct stat st;
 	char c;

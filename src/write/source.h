@@ -6,15 +6,15 @@
 #include <stdint.h>
 
 struct build;
-struct binode;
+struct tnode;
 
 /* Open a regular file's source; fails if it is no longer the file that
  * was scanned (other inode, other type, other size). */
-int source_open(struct build *b, const struct binode *n, int *fd);
+int source_open(struct build *b, const struct tnode *n, int *fd);
 /* Read exactly len bytes at off; a short read means the file shrank. */
-int source_pread(struct build *b, const struct binode *n, int fd, void *buf,
+int source_pread(struct build *b, const struct tnode *n, int fd, void *buf,
 		 size_t len, uint64_t off);
 /* After reading: same size and mtime, nothing past the end. */
-int source_check_unchanged(struct build *b, const struct binode *n, int fd);
+int source_check_unchanged(struct build *b, const struct tnode *n, int fd);
 
 #endif

@@ -3,12 +3,11 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "write/compress.h"
 #include "write/tree.h"
 
-struct binode *btree_new_inode(struct btree *t)
+struct tnode *tree_new_inode(struct tree *t)
 {
-	struct binode *n = calloc(1, sizeof(*n));
+	struct tnode *n = calloc(1, sizeof(*n));
 
 	if (!n)
 		return NULL;
@@ -21,7 +20,7 @@ struct binode *btree_new_inode(struct btree *t)
 	return n;
 }
 
-static void free_inode(struct binode *n)
+static void free_inode(struct tnode *n)
 {
 	uint32_t i;
 
@@ -35,26 +34,28 @@ static void free_inode(struct binode *n)
 	if (n->chunks)
 		free(n->chunks->blocks);
 	free(n->chunks);
-	bcompressed_free(n->z);
+	if (n->z)
+		free(n->z->index);
+	free(n->z);
 	free(n);
 }
 
-void btree_free(struct btree *t)
+void tree_free(struct tree *t)
 {
-	struct binode *n = t->first;
+	struct tnode *n = t->first;
 	size_t i;
 
 	while (n) {
-		struct binode *next = n->next;
+		struct tnode *next = n->next;
 
 		free_inode(n);
 		n = next;
 	}
 	for (i = 0; i < t->nxbuckets; i++) {
-		struct bxattr *x = t->xbuckets[i];
+		struct txattr *x = t->xbuckets[i];
 
 		while (x) {
-			struct bxattr *next = x->next;
+			struct txattr *next = x->next;
 
 			free(x->suffix);
 			free(x->value);
@@ -67,18 +68,18 @@ void btree_free(struct btree *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static int grow_buckets(struct btree *t)
+static int grow_buckets(struct tree *t)
 {
 	size_t n = t->nxbuckets ? t->nxbuckets * 2 : 256, i;
-	struct bxattr **b = calloc(n, sizeof(*b));
+	struct txattr **b = calloc(n, sizeof(*b));
 
 	if (!b)
 		return -1;
 	for (i = 0; i < t->nxbuckets; i++) {
-		struct bxattr *x = t->xbuckets[i];
+		struct txattr *x = t->xbuckets[i];
 
 		while (x) {
-			struct bxattr *next = x->next;
+			struct txattr *next = x->next;
 
 			x->next = b[x->hash & (n - 1)];
 			b[x->hash & (n - 1)] = x;
@@ -91,13 +92,13 @@ static int grow_buckets(struct btree *t)
 	return 0;
 }
 
-struct bxattr *btree_intern_xattr(struct btree *t, uint8_t index,
+struct txattr *tree_intern_xattr(struct tree *t, uint8_t index,
 				  const char *full_name, size_t prefix_len,
 				  const void *value, size_t value_len)
 {
 	size_t name_len = strlen(full_name);
 	uint32_t h = XXH32(value, value_len, XXH32(full_name, name_len, 0));
-	struct bxattr *x;
+	struct txattr *x;
 
 	if (t->nxattrs >= t->nxbuckets && grow_buckets(t))
 		return NULL;
@@ -136,11 +137,11 @@ struct bxattr *btree_intern_xattr(struct btree *t, uint8_t index,
 	return x;
 }
 
-void btree_for_each_xattr(struct btree *t,
-			  void (*fn)(struct bxattr *x, void *ctx), void *ctx)
+void tree_for_each_xattr(struct tree *t,
+			  void (*fn)(struct txattr *x, void *ctx), void *ctx)
 {
 	size_t i;
-	struct bxattr *x;
+	struct txattr *x;
 
 	for (i = 0; i < t->nxbuckets; i++)
 		for (x = t->xbuckets[i]; x; x = x->next)

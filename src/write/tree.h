@@ -10,7 +10,7 @@
 #include "erofskit/build.h"
 
 /* One distinct (name, value) pair, interned across the whole tree. */
-struct bxattr {
+struct txattr {
 	uint8_t index;             /* built-in prefix index */
 	uint8_t suffix_len;
 	uint16_t value_len;
@@ -20,25 +20,30 @@ struct bxattr {
 	uint32_t users;            /* inodes carrying it */
 	int64_t shared_id;         /* -1 unless stored in the shared area */
 	uint32_t hash;
-	struct bxattr *next;       /* hash chain */
+	struct txattr *next;       /* hash chain */
 };
 
-struct bdentry {
+struct tdentry {
 	char *name;
 	uint16_t name_len;
-	struct binode *inode;
+	struct tnode *inode;
 };
 
 /* How a regular file's data is stored. */
-struct bchunks {
+struct tchunks {
 	unsigned int chunkbits;
 	uint64_t count;
 	uint32_t *blocks;          /* per chunk start block, or EROFS_NULL_ADDR */
 };
 
-struct bcompressed;            /* compress.h */
+/* A compressed file's map, kept until the metadata is written. */
+struct tindex {
+	uint8_t *index;            /* map header + index, from its aligned start */
+	uint32_t index_len;
+	uint32_t pad;              /* zero bytes between xattrs and header */
+};
 
-struct binode {
+struct tnode {
 	/* from the source */
 	uint32_t mode;
 	uint32_t uid, gid;
@@ -52,13 +57,13 @@ struct binode {
 	char *symlink;             /* symlink target */
 	bool has_holes;            /* source file is sparse */
 
-	struct bxattr **xattrs;
+	struct txattr **xattrs;
 	uint32_t nxattrs;
 
 	/* directories */
-	struct bdentry *children;  /* sorted by name, without "." and ".." */
+	struct tdentry *children;  /* sorted by name, without "." and ".." */
 	uint32_t nchildren;
-	struct binode *parent;
+	struct tnode *parent;
 
 	uint32_t nlink;            /* entries naming it in the image */
 
@@ -75,32 +80,32 @@ struct binode {
 	uint8_t *inline_data;      /* the inline tail (files, symlinks) */
 	uint64_t dir_size;         /* directories: i_size */
 	uint32_t record_size;      /* core + xattrs + index/inline */
-	struct bchunks *chunks;    /* CHUNK_BASED */
-	struct bcompressed *z;     /* compressed files */
+	struct tchunks *chunks;    /* CHUNK_BASED */
+	struct tindex *z;     /* compressed files */
 	uint32_t meta_extra;       /* compressed: index bytes (incl. padding) */
 
-	struct binode *next;       /* all inodes, in nid-assignment order */
+	struct tnode *next;       /* all inodes, in nid-assignment order */
 };
 
-struct btree {
-	struct binode *root;
-	struct binode *first, *last;  /* inode list */
+struct tree {
+	struct tnode *root;
+	struct tnode *first, *last;  /* inode list */
 	uint64_t ninodes;
 	/* xattr interning */
-	struct bxattr **xbuckets;
+	struct txattr **xbuckets;
 	size_t nxbuckets, nxattrs;
 };
 
-struct binode *btree_new_inode(struct btree *t);
-void btree_free(struct btree *t);
+struct tnode *tree_new_inode(struct tree *t);
+void tree_free(struct tree *t);
 
 /* Intern an xattr; returns NULL on allocation failure. */
-struct bxattr *btree_intern_xattr(struct btree *t, uint8_t index,
+struct txattr *tree_intern_xattr(struct tree *t, uint8_t index,
 				  const char *full_name, size_t prefix_len,
 				  const void *value, size_t value_len);
 
 /* Visit every xattr item once. */
-void btree_for_each_xattr(struct btree *t,
-			  void (*fn)(struct bxattr *x, void *ctx), void *ctx);
+void tree_for_each_xattr(struct tree *t,
+			  void (*fn)(struct txattr *x, void *ctx), void *ctx);
 
 #endif

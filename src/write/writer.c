@@ -148,30 +148,6 @@ int writer_discard(struct writer *w, uint64_t off, uint64_t len, ek_error *err)
 	return 0;
 }
 
-int writer_pread(struct writer *w, uint64_t off, void *buf, size_t len,
-		 ek_error *err)
-{
-	char *p = buf;
-
-	memset(buf, 0, len);
-	while (len > 0) {
-		ssize_t n = pread(w->fd, p, len, (off_t)off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return err_fail(err, -errno, "reading back %s: %s", w->tmp,
-				       strerror(errno));
-		}
-		if (n == 0)
-			break;  /* past the end: zeros */
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 void writer_digest(struct writer *w, uint8_t out[16])
 {
 	XXH128_hash_t h = XXH3_128bits_digest(w->hash);

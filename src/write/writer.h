@@ -14,8 +14,7 @@
 struct writer;
 
 int writer_open(const char *target, struct writer **out, ek_error *err);
-/* Write len bytes at off.  All-zero whole blocks are skipped (left as
- * holes) when sparse_zeros is set; the bytes are hashed either way. */
+/* Write len bytes at off, hashed in write order. */
 int writer_pwrite(struct writer *w, uint64_t off, const void *buf, size_t len,
 		  ek_error *err);
 /* Write without hashing (the superblock, which holds the hash). */
@@ -23,9 +22,6 @@ int writer_pwrite_unhashed(struct writer *w, uint64_t off, const void *buf,
 			   size_t len, ek_error *err);
 /* Forget bytes written earlier (they read as zeros again); not hashed. */
 int writer_discard(struct writer *w, uint64_t off, uint64_t len, ek_error *err);
-/* Read back bytes already written (the superblock checksum covers them). */
-int writer_pread(struct writer *w, uint64_t off, void *buf, size_t len,
-		 ek_error *err);
 /* 128-bit digest of everything hashed so far. */
 void writer_digest(struct writer *w, uint8_t out[16]);
 /* Set the final size, flush, rename over the target. Frees w. */

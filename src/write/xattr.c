@@ -13,11 +13,11 @@
 #include "util/error.h"
 
 struct collect {
-	struct bxattr **items;
+	struct txattr **items;
 	size_t n;
 };
 
-static void collect_shared(struct bxattr *x, void *ctx)
+static void collect_shared(struct txattr *x, void *ctx)
 {
 	struct collect *c = ctx;
 
@@ -25,7 +25,7 @@ static void collect_shared(struct bxattr *x, void *ctx)
 		c->items[c->n++] = x;
 }
 
-static void count_shared(struct bxattr *x, void *ctx)
+static void count_shared(struct txattr *x, void *ctx)
 {
 	size_t *n = ctx;
 
@@ -35,8 +35,8 @@ static void count_shared(struct bxattr *x, void *ctx)
 
 static int cmp_shared(const void *a, const void *b)
 {
-	const struct bxattr *x = *(struct bxattr *const *)a;
-	const struct bxattr *y = *(struct bxattr *const *)b;
+	const struct txattr *x = *(struct txattr *const *)a;
+	const struct txattr *y = *(struct txattr *const *)b;
 	int c = strcmp(x->full_name, y->full_name);
 	size_t n;
 
@@ -49,13 +49,13 @@ static int cmp_shared(const void *a, const void *b)
 	return (int)x->value_len - (int)y->value_len;
 }
 
-static uint32_t filter_of(const struct binode *n)
+static uint32_t filter_of(const struct tnode *n)
 {
 	uint32_t mask = 0;
 	uint32_t i;
 
 	for (i = 0; i < n->nxattrs; i++) {
-		const struct bxattr *x = n->xattrs[i];
+		const struct txattr *x = n->xattrs[i];
 
 		mask |= 1u << fmt_xattr_filter_bit(x->suffix, x->suffix_len, x->index);
 	}
@@ -63,7 +63,7 @@ static uint32_t filter_of(const struct binode *n)
 }
 
 /* Whether the i-th xattr of n is referenced from the shared area. */
-static bool stored_shared(const struct binode *n, uint32_t i)
+static bool stored_shared(const struct tnode *n, uint32_t i)
 {
 	uint32_t j, before = 0;
 
@@ -80,14 +80,14 @@ int plan_xattrs(struct build *b)
 	struct collect c = { 0 };
 	size_t nshared = 0, i;
 	uint64_t off = 0;
-	struct binode *n;
+	struct tnode *n;
 
-	btree_for_each_xattr(&b->tree, count_shared, &nshared);
+	tree_for_each_xattr(&b->tree, count_shared, &nshared);
 	if (nshared) {
 		c.items = malloc(nshared * sizeof(*c.items));
 		if (!c.items)
 			return err_fail(b->err, -ENOMEM, "out of memory");
-		btree_for_each_xattr(&b->tree, collect_shared, &c);
+		tree_for_each_xattr(&b->tree, collect_shared, &c);
 		qsort(c.items, c.n, sizeof(*c.items), cmp_shared);
 		for (i = 0; i < c.n; i++) {
 			c.items[i]->shared_id = (int64_t)(off / 4);
@@ -105,7 +105,7 @@ int plan_xattrs(struct build *b)
 		if (!n->nxattrs)
 			continue;
 		for (k = 0; k < n->nxattrs; k++) {
-			const struct bxattr *x = n->xattrs[k];
+			const struct txattr *x = n->xattrs[k];
 
 			if (stored_shared(n, k))
 				size += 4;
@@ -125,7 +125,7 @@ int plan_xattrs(struct build *b)
 	return 0;
 }
 
-void encode_xattr_body(struct build *b, const struct binode *n, uint8_t *out)
+void encode_xattr_body(struct build *b, const struct tnode *n, uint8_t *out)
 {
 	uint32_t nshared = 0, k;
 	uint8_t *p;
@@ -143,7 +143,7 @@ void encode_xattr_body(struct build *b, const struct binode *n, uint8_t *out)
 		}
 	}
 	for (k = 0; k < n->nxattrs; k++) {
-		const struct bxattr *x = n->xattrs[k];
+		const struct txattr *x = n->xattrs[k];
 
 		if (!stored_shared(n, k))
 			p += fmt_xattr_entry_encode(p, x->index, x->suffix, x->suffix_len,
@@ -151,7 +151,7 @@ void encode_xattr_body(struct build *b, const struct binode *n, uint8_t *out)
 	}
 }
 
-static void encode_one_shared(struct bxattr *x, void *ctx)
+static void encode_one_shared(struct txattr *x, void *ctx)
 {
 	uint8_t *out = ctx;
 
@@ -163,5 +163,5 @@ static void encode_one_shared(struct bxattr *x, void *ctx)
 
 void encode_shared_xattrs(struct build *b, uint8_t *out)
 {
-	btree_for_each_xattr(&b->tree, encode_one_shared, out);
+	tree_for_each_xattr(&b->tree, encode_one_shared, out);
 }

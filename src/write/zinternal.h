@@ -31,7 +31,7 @@ struct zworker {
 
 /* A file being compressed: shared by its segments' tasks. */
 struct zfile {
-	struct binode *n;
+	struct tnode *n;
 	int fd;
 	uint64_t first_blk;
 	struct fmt_zextent *ext;
@@ -50,7 +50,7 @@ struct ztask {
 	struct pool_job job;     /* first: the pool hands it back */
 	struct zbuilder *zb;
 	enum ztask_kind kind;
-	struct binode *n;
+	struct tnode *n;
 	struct zfile *file;
 	uint64_t off, len;       /* the segment */
 	unsigned int segment;    /* index within the file */

@@ -160,7 +160,7 @@ static int enqueue(struct zbuilder *zb, struct ztask *t)
 
 /* Whether a regular file goes through the compressor: it must be larger
  * than a block to save one, and not better served as sparse chunks. */
-static int wants_compression(struct build *b, struct binode *n, bool *yes)
+static int wants_compression(struct build *b, struct tnode *n, bool *yes)
 {
 	bool chunked = false;
 	int ret;
@@ -174,7 +174,7 @@ static int wants_compression(struct build *b, struct binode *n, bool *yes)
 	return ret;
 }
 
-static int queue_file(struct zbuilder *zb, struct binode *n)
+static int queue_file(struct zbuilder *zb, struct tnode *n)
 {
 	struct build *b = zb->b;
 	struct zfile *f = calloc(1, sizeof(*f));
@@ -214,7 +214,7 @@ static int queue_file(struct zbuilder *zb, struct binode *n)
 int zbuild_write_all(struct build *b)
 {
 	struct zbuilder *zb = b->z;
-	struct binode *n;
+	struct tnode *n;
 	int ret = 0;
 
 	b->data_blk = b->first_data_blk;

@@ -32,129 +32,129 @@ static const struct decoder_choice default_decoders = {
 	},
 };
 
-static struct ek_cache *new_cache(size_t bytes)
+static struct cache *new_cache(size_t bytes)
 {
-	struct ek_cache *c = NULL;
+	struct cache *c = NULL;
 	ek_error err;
 
-	assert_int_equal(ek_cache_create(bytes, bytes, &c, &err), 0);
+	assert_int_equal(cache_create(bytes, bytes, &c, &err), 0);
 	return c;
 }
 
 /* Claim a key that must be free, fill it with `fill` and publish it. */
-static void publish_new(struct ek_cache *c, uint64_t nid, uint64_t la,
+static void publish_new(struct cache *c, uint64_t nid, uint64_t la,
 			size_t len, int fill)
 {
-	struct ek_cache_entry *e;
+	struct cache_entry *e;
 
-	assert_int_equal(ek_cache_claim(c, nid, la, len, &e), 1);
+	assert_int_equal(cache_claim(c, nid, la, len, &e), 1);
 	memset(e->data, fill, len);
-	ek_cache_publish(c, e);
-	ek_cache_put(c, e);
+	cache_publish(c, e);
+	cache_put(c, e);
 }
 
 static void test_claim_then_publish(void **state)
 {
-	struct ek_cache *c = new_cache(1u << 20);
-	struct ek_cache_entry *e, *again, *seen;
+	struct cache *c = new_cache(1u << 20);
+	struct cache_entry *e, *again, *seen;
 
 	(void)state;
-	assert_int_equal(ek_cache_claim(c, 7, 4096, 100, &e), 1);
+	assert_int_equal(cache_claim(c, 7, 4096, 100, &e), 1);
 	assert_non_null(e);
 	/* Claimed once: a second claim has nothing to do. */
-	assert_int_equal(ek_cache_claim(c, 7, 4096, 100, &again), 0);
+	assert_int_equal(cache_claim(c, 7, 4096, 100, &again), 0);
 	assert_null(again);
-	seen = ek_cache_get(c, 7, 4096);
+	seen = cache_get(c, 7, 4096);
 	assert_ptr_equal(seen, e);
 	assert_int_equal(atomic_load(&seen->state), EK_CACHE_PENDING);
 	memset(e->data, 0xAB, 100);
-	ek_cache_publish(c, e);
-	assert_int_equal(ek_cache_wait(c, seen), 0);
+	cache_publish(c, e);
+	assert_int_equal(cache_wait(c, seen), 0);
 	assert_int_equal(seen->data[99], 0xAB);
-	ek_cache_put(c, seen);
-	ek_cache_put(c, e);
+	cache_put(c, seen);
+	cache_put(c, e);
 	/* Published: found ready, still not claimable. */
-	seen = ek_cache_get(c, 7, 4096);
+	seen = cache_get(c, 7, 4096);
 	assert_non_null(seen);
-	assert_int_equal(ek_cache_wait(c, seen), 0);
-	ek_cache_put(c, seen);
-	assert_int_equal(ek_cache_claim(c, 7, 4096, 100, &again), 0);
-	ek_cache_destroy(c);
+	assert_int_equal(cache_wait(c, seen), 0);
+	cache_put(c, seen);
+	assert_int_equal(cache_claim(c, 7, 4096, 100, &again), 0);
+	cache_destroy(c);
 }
 
 static void test_abandon(void **state)
 {
-	struct ek_cache *c = new_cache(1u << 20);
-	struct ek_cache_entry *e, *seen;
+	struct cache *c = new_cache(1u << 20);
+	struct cache_entry *e, *seen;
 
 	(void)state;
-	assert_int_equal(ek_cache_claim(c, 1, 0, 10, &e), 1);
-	seen = ek_cache_get(c, 1, 0);
-	ek_cache_abandon(c, e);
-	ek_cache_put(c, e);
-	assert_int_equal(ek_cache_wait(c, seen), -1);
-	ek_cache_put(c, seen);
+	assert_int_equal(cache_claim(c, 1, 0, 10, &e), 1);
+	seen = cache_get(c, 1, 0);
+	cache_abandon(c, e);
+	cache_put(c, e);
+	assert_int_equal(cache_wait(c, seen), -1);
+	cache_put(c, seen);
 	/* The key is free again. */
-	assert_null(ek_cache_get(c, 1, 0));
+	assert_null(cache_get(c, 1, 0));
 	publish_new(c, 1, 0, 10, 0);
-	ek_cache_destroy(c);
+	cache_destroy(c);
 }
 
 static void test_drop(void **state)
 {
-	struct ek_cache *c = new_cache(1u << 20);
-	struct ek_cache_entry *e, *held;
+	struct cache *c = new_cache(1u << 20);
+	struct cache_entry *e, *held;
 	uint64_t hits, misses, bytes;
 
 	(void)state;
-	assert_int_equal(ek_cache_claim(c, 2, 0, 4096, &e), 1);
+	assert_int_equal(cache_claim(c, 2, 0, 4096, &e), 1);
 	/* A pending entry is not dropped. */
-	ek_cache_drop(c, e);
-	assert_non_null(held = ek_cache_get(c, 2, 0));
-	ek_cache_put(c, held);
+	cache_drop(c, e);
+	assert_non_null(held = cache_get(c, 2, 0));
+	cache_put(c, held);
 	memset(e->data, 0x5A, 4096);
-	ek_cache_publish(c, e);
-	ek_cache_put(c, e);
-	held = ek_cache_get(c, 2, 0);
-	ek_cache_drop(c, held);
+	cache_publish(c, e);
+	cache_put(c, e);
+	held = cache_get(c, 2, 0);
+	cache_drop(c, held);
 	/* Gone from the cache and its byte count; the holder's copy lives. */
-	assert_null(ek_cache_get(c, 2, 0));
-	ek_cache_stats(c, &hits, &misses, &bytes);
+	assert_null(cache_get(c, 2, 0));
+	cache_stats(c, &hits, &misses, &bytes);
 	assert_int_equal(bytes, 0);
 	assert_int_equal(held->data[4095], 0x5A);
-	ek_cache_drop(c, held);   /* twice: nothing happens */
-	ek_cache_put(c, held);
+	cache_drop(c, held);   /* twice: nothing happens */
+	cache_put(c, held);
 	publish_new(c, 2, 0, 4096, 0);   /* the key is free again */
-	ek_cache_destroy(c);
+	cache_destroy(c);
 }
 
 static void test_too_big(void **state)
 {
-	struct ek_cache *c = new_cache(64u << 10);
-	struct ek_cache_entry *e = (void *)1;
+	struct cache *c = new_cache(64u << 10);
+	struct cache_entry *e = (void *)1;
 
 	(void)state;
-	assert_int_equal(ek_cache_claim(c, 1, 0, 65u << 10, &e), 0);
+	assert_int_equal(cache_claim(c, 1, 0, 65u << 10, &e), 0);
 	assert_null(e);
-	assert_null(ek_cache_get(c, 1, 0));
-	ek_cache_destroy(c);
+	assert_null(cache_get(c, 1, 0));
+	cache_destroy(c);
 }
 
 static void test_budget(void **state)
 {
-	struct ek_cache *c = new_cache(256u << 10);
+	struct cache *c = new_cache(256u << 10);
 	uint64_t hits, misses, bytes, i;
 
 	(void)state;
 	for (i = 0; i < 1000; i++) {
 		publish_new(c, 3, i * 4096, 4096, i);
-		ek_cache_stats(c, &hits, &misses, &bytes);
+		cache_stats(c, &hits, &misses, &bytes);
 		assert_true(bytes <= 256u << 10);
 	}
 	/* The newest stayed, the oldest went. */
-	assert_int_equal(ek_cache_claim(c, 3, 999 * 4096, 4096, &(struct ek_cache_entry *){ NULL }), 0);
-	assert_null(ek_cache_get(c, 3, 0));
-	ek_cache_destroy(c);
+	assert_int_equal(cache_claim(c, 3, 999 * 4096, 4096, &(struct cache_entry *){ NULL }), 0);
+	assert_null(cache_get(c, 3, 0));
+	cache_destroy(c);
 }
 
 /* Many threads want the same keys: each key is claimed (decoded) once,
@@ -164,7 +164,7 @@ static void test_budget(void **state)
 
 struct racer {
 	pthread_t tid;
-	struct ek_cache *c;
+	struct cache *c;
 	atomic_int *claims;
 	int bad;
 };
@@ -175,28 +175,28 @@ static void *race(void *arg)
 	int k;
 
 	for (k = 0; k < KEYS; k++) {
-		struct ek_cache_entry *e, *seen;
+		struct cache_entry *e, *seen;
 
-		if (ek_cache_claim(r->c, 9, (uint64_t)k, 64, &e) == 1) {
+		if (cache_claim(r->c, 9, (uint64_t)k, 64, &e) == 1) {
 			atomic_fetch_add(&r->claims[k], 1);
 			if (k % 7 == 0)
 				usleep(50);   /* let others find it pending */
 			memset(e->data, k & 0xFF, 64);
-			ek_cache_publish(r->c, e);
-			ek_cache_put(r->c, e);
+			cache_publish(r->c, e);
+			cache_put(r->c, e);
 		}
-		seen = ek_cache_get(r->c, 9, (uint64_t)k);
-		if (!seen || ek_cache_wait(r->c, seen) || seen->data[63] != (k & 0xFF))
+		seen = cache_get(r->c, 9, (uint64_t)k);
+		if (!seen || cache_wait(r->c, seen) || seen->data[63] != (k & 0xFF))
 			r->bad++;
 		if (seen)
-			ek_cache_put(r->c, seen);
+			cache_put(r->c, seen);
 	}
 	return NULL;
 }
 
 static void test_one_decode_per_key(void **state)
 {
-	struct ek_cache *c = new_cache(4u << 20);
+	struct cache *c = new_cache(4u << 20);
 	atomic_int claims[KEYS];
 	struct racer r[THREADS];
 	int i;
@@ -214,7 +214,7 @@ static void test_one_decode_per_key(void **state)
 	}
 	for (i = 0; i < KEYS; i++)
 		assert_int_equal(atomic_load(&claims[i]), 1);
-	ek_cache_destroy(c);
+	cache_destroy(c);
 }
 
 /* ------------------------------------------------------------ batches */
@@ -421,7 +421,7 @@ static bool window_cached(struct small_clusters *t, uint64_t from, uint64_t to)
 	for (off = from; off < to; off = e.logical + e.length) {
 		assert_int_equal(ek_map(t->inode, off, &e, NULL), 0);
 		if (e.kind == EK_EXTENT_COMPRESSED &&
-		    !ek_cache_contains(t->img->cache, t->inode->nid, e.logical))
+		    !cache_contains(t->img->cache, t->inode->nid, e.logical))
 			return false;
 	}
 	return true;

@@ -1,4 +1,5 @@
-/* fmt_why: the short reason a decoder gives when it rejects a field. */
+/* What ondisk.h declares out of line: the reason (fmt_why) a decoder gives
+ * when it rejects a field. */
 #include <stdarg.h>
 #include <stdio.h>
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "read/badmemo.h"
+#include "read/badextents.h"
 
 #define MEMO_SIZE 256u
 
@@ -13,23 +13,23 @@ struct memo_entry {
 	ek_error err;
 };
 
-struct badmemo {
+struct bad_extents {
 	pthread_mutex_t lock;
 	atomic_uint count;          /* lets the common case skip the lock */
 	unsigned int next;
 	struct memo_entry e[MEMO_SIZE];
 };
 
-struct badmemo *badmemo_create(void)
+struct bad_extents *bad_extents_create(void)
 {
-	struct badmemo *m = calloc(1, sizeof(*m));
+	struct bad_extents *m = calloc(1, sizeof(*m));
 
 	if (m)
 		pthread_mutex_init(&m->lock, NULL);
 	return m;
 }
 
-void badmemo_destroy(struct badmemo *m)
+void bad_extents_destroy(struct bad_extents *m)
 {
 	if (m) {
 		pthread_mutex_destroy(&m->lock);
@@ -37,7 +37,7 @@ void badmemo_destroy(struct badmemo *m)
 	}
 }
 
-void badmemo_add(struct badmemo *m, uint64_t nid, uint64_t la, const ek_error *err)
+void bad_extents_add(struct bad_extents *m, uint64_t nid, uint64_t la, const ek_error *err)
 {
 	if (!m || !err || !err->code)
 		return;
@@ -51,7 +51,7 @@ void badmemo_add(struct badmemo *m, uint64_t nid, uint64_t la, const ek_error *e
 	pthread_mutex_unlock(&m->lock);
 }
 
-int badmemo_check(struct badmemo *m, uint64_t nid, uint64_t la, ek_error *err)
+int bad_extents_check(struct bad_extents *m, uint64_t nid, uint64_t la, ek_error *err)
 {
 	unsigned int i, n;
 	int code = 0;

@@ -4,21 +4,21 @@
  * shared by many files (a packed inode's) costs one decode, not one per
  * file.  Bounded: the oldest entries are forgotten.
  */
-#ifndef EK_READ_BADMEMO_H
-#define EK_READ_BADMEMO_H
+#ifndef EK_READ_BADEXTENTS_H
+#define EK_READ_BADEXTENTS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "erofskit/erofskit.h"
 
-struct badmemo;
+struct bad_extents;
 
-struct badmemo *badmemo_create(void);
-void badmemo_destroy(struct badmemo *m);
+struct bad_extents *bad_extents_create(void);
+void bad_extents_destroy(struct bad_extents *m);
 /* Record a failure of extent (nid, la). */
-void badmemo_add(struct badmemo *m, uint64_t nid, uint64_t la, const ek_error *err);
+void bad_extents_add(struct bad_extents *m, uint64_t nid, uint64_t la, const ek_error *err);
 /* If (nid, la) failed before, fill err and return its code; else 0. */
-int badmemo_check(struct badmemo *m, uint64_t nid, uint64_t la, ek_error *err);
+int bad_extents_check(struct bad_extents *m, uint64_t nid, uint64_t la, ek_error *err);
 
 #endif

@@ -9,7 +9,8 @@
  *   - tmp_slurp(): a whole file into memory (an image for ek_open_memory).
  *
  * Nothing here needs root.  Every tests/unit/test_*.c is a program built
- * from that one file, so this is header-only: static inline helpers.
+ * from that one file, so this is header-only: static inline helpers; those
+ * that fail a test use cmocka's assertions.
  */
 #ifndef EK_TEST_TMP_IMAGE_H
 #define EK_TEST_TMP_IMAGE_H
@@ -17,6 +18,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,6 +28,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include <erofskit/build.h>
 #include <erofskit/erofskit.h>
@@ -114,11 +119,17 @@ static inline int tmp_rm_entry(const char *path, const struct stat *st, int flag
 	return remove(path);
 }
 
-/* Remove dir and everything below it (no symlink is followed). */
+/* Remove path and everything below it (no symlink is followed). */
+static inline void tmp_rm_tree(const char *path)
+{
+	nftw(path, tmp_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The same for a tmp_dir_make() directory, which is then forgotten. */
 static inline void tmp_dir_remove(char *dir)
 {
 	if (dir[0])
-		nftw(dir, tmp_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		tmp_rm_tree(dir);
 	dir[0] = '\0';
 }
 
@@ -226,6 +237,48 @@ static inline ek_image *tmp_open_memory(const uint8_t *bytes, size_t size)
 		return NULL;
 	}
 	return img;
+}
+
+/* The inode at path; fails the test if it is not there. */
+static inline ek_inode *tmp_inode(ek_image *img, const char *path)
+{
+	ek_error err = { 0, "" };
+	ek_inode *inode = NULL;
+	ek_nid nid = 0;
+
+	if (ek_lookup(img, path, &nid, &err) || ek_inode_get(img, nid, &inode, &err))
+		fail_msg("%s: %s", path, err.message);
+	return inode;
+}
+
+static inline ek_nid tmp_nid(ek_image *img, const char *path)
+{
+	ek_error err = { 0, "" };
+	ek_nid nid = 0;
+
+	if (ek_lookup(img, path, &nid, &err))
+		fail_msg("%s: %s", path, err.message);
+	return nid;
+}
+
+/* The file at path reads back as exactly want[0, size). */
+static inline void tmp_expect_contents(ek_image *img, const char *path,
+				       const uint8_t *want, size_t size)
+{
+	ek_inode *inode = tmp_inode(img, path);
+	ek_error err = { 0, "" };
+	uint8_t *buf = malloc(size + 1);
+	ssize_t got;
+
+	assert_non_null(buf);
+	assert_int_equal(ek_inode_stat(inode)->size, size);
+	got = ek_read(inode, buf, size + 1, 0, &err);
+	if (got != (ssize_t)size)
+		fail_msg("%s: read %zd of %zu bytes: %s", path, got, size, err.message);
+	if (memcmp(buf, want, size))
+		fail_msg("%s: reads back other bytes", path);
+	free(buf);
+	ek_inode_put(inode);
 }
 
 #endif

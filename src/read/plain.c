@@ -59,10 +59,20 @@ static int chunk_lookup(ek_inode *inode, uint64_t chunk, bool *hole,
 		/* Flat mode: extra devices are concatenated at uniaddr. */
 		blk += img->devices[device - 1].uniaddr;
 	}
-	if (blk > (UINT64_MAX >> img->blkszbits))
-		return err_fail(err, -EUCLEAN, "inode %llu: chunk %llu block %llu out of range",
-			       (unsigned long long)inode->nid,
-			       (unsigned long long)chunk, (unsigned long long)blk);
+	{
+		/* The chunk's bytes of the file must lie in the image: its map
+		 * is believed by readers that stop at the map (ek_map). */
+		uint64_t logical = chunk << inode->chunkbits;
+		uint64_t bytes = inode->raw.size - logical < (1ull << inode->chunkbits) ?
+				 inode->raw.size - logical : 1ull << inode->chunkbits;
+
+		if (blk > (img->size >> img->blkszbits) ||
+		    bytes > img->size - (blk << img->blkszbits))
+			return err_fail(err, -EUCLEAN,
+					"inode %llu: chunk %llu at block %llu lies past the end of the %llu-byte image",
+					(unsigned long long)inode->nid, (unsigned long long)chunk,
+					(unsigned long long)blk, (unsigned long long)img->size);
+	}
 	*phys = blk << img->blkszbits;
 	return 0;
 }

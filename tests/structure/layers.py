@@ -128,8 +128,8 @@ def main(objs, test_dirs):
                  if b in comp]
         problems.append("circle: " + ", ".join(comp) + "\n    " + "\n    ".join(edges))
     for sym, unit in sorted(defined.items()):
-        if sym.startswith("ek_"):
-            continue            # the public API: the exports test's concern
+        if sym.startswith(("ek_", "__")):
+            continue            # the public API (the exports test's), a sanitizer's own
         if not users[sym] - {unit} and not re.search(r"\b%s\b" % re.escape(sym), tests):
             problems.append(f"unused outside its file: {sym} ({unit}): make it static or remove it")
     for p in problems:

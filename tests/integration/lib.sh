@@ -8,8 +8,8 @@ set -euo pipefail
 : "${EROFSKIT_SHARED:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/shared}"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 FIXTURES=$EROFSKIT_SHARED/fixtures
-MANIFEST="python3 $FIXTURES/manifest.py"
-[ -f "$FIXTURES/manifest.py" ] || { echo "FAIL: fixtures not found at $FIXTURES (set EROFSKIT_SHARED)" >&2; exit 1; }
+MANIFEST="python3 $HERE/manifest.py"
+[ -f "$FIXTURES/manifest.json" ] || { echo "FAIL: fixtures not found at $FIXTURES (set EROFSKIT_SHARED)" >&2; exit 1; }
 
 T=$(mktemp -d /tmp/erofskit-test.XXXXXX)
 _mounts=()

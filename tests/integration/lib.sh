@@ -107,6 +107,16 @@ make_fixture_tree() {
 	fi
 }
 
+# user_erofskit: prints the path of a copy of $EROFSKIT that other users
+# can run (the build tree may lie under a directory only its owner may
+# enter); the copy lives in $T, which is made 0755, and goes with it.
+user_erofskit() {
+	chmod 0755 "$T"
+	mkdir -p -m 0755 "$T/user-bin"
+	install -m 0755 "$EROFSKIT" "$T/user-bin/erofskit"
+	echo "$T/user-bin/erofskit"
+}
+
 # expect_exit CODE CMD...: run and require that exit status.
 expect_exit() {
 	local want=$1 got=0

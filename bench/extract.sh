@@ -4,7 +4,8 @@
 # and a multi-threaded unsquashfs of squashfs images of the same tree.
 # Caches are dropped before every run; times are medians of REPS runs.
 #
-#   bench/extract.sh [TREE]     default: /tmp/data/rootfs
+#   bench/extract.sh [TREE]     default: $BENCH_DATA/rootfs (BENCH_DATA:
+#                               /tmp/data), made by bench/datasets.sh
 #   REPS=3 ALGS="lz4hc,12 zstd,15 lzma,6 deflate,9" CLUSTERS="4096 16384 32768 65536 262144"
 #
 # Needs root (drop_caches).
@@ -16,14 +17,14 @@ EROFSKIT=${EROFSKIT:-$top/build/erofskit}
 REPS=${REPS:-3}
 ALGS=${ALGS:-"lz4hc,12 zstd,15 lzma,6 deflate,9"}
 CLUSTERS=${CLUSTERS:-"4096 16384 32768 65536 262144"}
-TREE=${1:-/tmp/data/rootfs}
+DATA=${BENCH_DATA:-/tmp/data}
+TREE=${1:-$DATA/rootfs}
 CPUS=$(nproc)
 
 [ "$(id -u)" = 0 ] || { echo "needs root (drop_caches)" >&2; exit 1; }
 if [ ! -d "$TREE" ]; then
-	datasets=$top/../shared/bench-data/make-datasets.sh
-	if [ "$TREE" = /tmp/data/rootfs ] && [ -x "$datasets" ]; then
-		bash "$datasets" >&2
+	if [ -z "${1:-}" ]; then
+		bash "$here/datasets.sh" "$DATA" >&2
 	else
 		echo "no tree at $TREE; using /usr" >&2
 		TREE=/usr

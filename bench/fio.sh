@@ -10,7 +10,8 @@
 # Every fio run gets a fresh mount.  Prints markdown tables of MiB/s.
 # Needs root.
 #
-#   bench/fio.sh [FILE]     default: /tmp/data/one/testfile
+#   bench/fio.sh [FILE]     default: $BENCH_DATA/one/testfile (BENCH_DATA:
+#                           /tmp/data), made by bench/datasets.sh
 #   CLUSTERS="4096 16384 65536 131072 262144" ENGINES="zlib libdeflate isal"
 #   ROWS="kernel mount inprocess squashfuse" (which readers to run)
 set -euo pipefail
@@ -23,11 +24,13 @@ CLUSTERS=${CLUSTERS:-"4096 16384 65536 131072 262144"}
 ENGINES=${ENGINES:-"zlib libdeflate isal"}
 IOS=${IOS:-"pread uring"}
 ROWS=${ROWS:-"kernel mount inprocess squashfuse"}
-FILE=${1:-/tmp/data/one/testfile}
+DATA=${BENCH_DATA:-/tmp/data}
+FILE=${1:-$DATA/one/testfile}
 
 [ "$(id -u)" = 0 ] || { echo "needs root" >&2; exit 1; }
 if [ ! -f "$FILE" ]; then
-	bash "$top/../shared/bench-data/make-datasets.sh" >&2
+	[ -z "${1:-}" ] || { echo "no file $FILE" >&2; exit 1; }
+	bash "$here/datasets.sh" "$DATA" >&2
 fi
 for t in fio squashfuse_ll mksquashfs; do
 	command -v $t >/dev/null || { echo "needs $t (scripts/deps.sh --bench)" >&2; exit 1; }

@@ -3,8 +3,9 @@
 # and with all workers, beside Debian's mkfs.erofs (lz4hc) and mksquashfs
 # (same algorithm family, 128 KiB blocks).  Prints a markdown table.
 #
-#   bench/mkfs.sh [TREE]        default: /tmp/data/rootfs (a debootstrap'ed
-#                               Debian, made by ../shared/bench-data/make-datasets.sh)
+#   bench/mkfs.sh [TREE]        default: $BENCH_DATA/rootfs (BENCH_DATA:
+#                               /tmp/data), a debootstrap'ed Debian made by
+#                               bench/datasets.sh
 #   REPS=3 ALGS="lz4hc,12 ..." CLUSTERS="4096 65536 262144" EROFSKIT=build/erofskit
 #
 # Times are medians of REPS runs with the source tree in the page cache;
@@ -17,14 +18,14 @@ EROFSKIT=${EROFSKIT:-$top/build/erofskit}
 REPS=${REPS:-3}
 ALGS=${ALGS:-"lz4hc,12 deflate,9 zstd,15 lzma,6"}
 CLUSTERS=${CLUSTERS:-"4096 65536 262144"}
-TREE=${1:-/tmp/data/rootfs}
+DATA=${BENCH_DATA:-/tmp/data}
+TREE=${1:-$DATA/rootfs}
 CPUS=$(nproc)
 
 if [ ! -d "$TREE" ]; then
-	datasets=$top/../shared/bench-data/make-datasets.sh
-	if [ "$TREE" = /tmp/data/rootfs ] && [ -x "$datasets" ] && [ "$(id -u)" = 0 ]; then
-		echo "building the data sets with $datasets ..." >&2
-		bash "$datasets" >&2
+	if [ -z "${1:-}" ] && [ "$(id -u)" = 0 ]; then
+		echo "building the data sets with bench/datasets.sh ..." >&2
+		bash "$here/datasets.sh" "$DATA" >&2
 	else
 		echo "no tree at $TREE; using /usr" >&2
 		TREE=/usr

@@ -5,14 +5,15 @@
 
 Base images are built with the erofskit binary ($EROFSKIT) from small trees
 generated here, or taken from the upstream-made fixtures in
-$EROFSKIT_SHARED/fixtures/images when a feature exists only there (full
+$EROFSKIT_FIXTURES/images when a feature exists only there (full
 indexes, fragments, interlaced pclusters, encoded extents, long xattr
 prefixes).  Structures are located with `erofskit dump --json` on the intact
 base image and decoded here where dump does not reach (directory blocks,
 compact index items, the packed inode).  Each case copies a base image and
 damages one structure; the result is OUTDIR/NAME.img.  The same binary and
 fixtures give the same corpus, byte for byte.  Nothing is written outside
-OUTDIR (OUTDIR/work holds the trees and base images while it runs).
+OUTDIR (its subdirectory "work" holds the trees and base images while it
+runs).
 
 OUTDIR/index.json lists every case:
 
@@ -66,7 +67,7 @@ import subprocess
 import sys
 
 EROFSKIT = os.environ.get("EROFSKIT")
-SHARED = os.environ.get("EROFSKIT_SHARED")
+FIXTURES_DIR = os.environ.get("EROFSKIT_FIXTURES")
 ESCAPE = "tmp/erofskit-corpus-escape"          # planted path, relative to /
 EPOCH = 1700000000
 
@@ -436,9 +437,11 @@ class Corpus:
         if name in self.bases:
             return self.bases[name]
         if name in FIXTURES:
-            if not SHARED:
-                sys.exit("make-corpus.py: EROFSKIT_SHARED is not set")
-            path = os.path.join(SHARED, "fixtures", "images", FIXTURES[name])
+            if not FIXTURES_DIR:
+                sys.exit("make-corpus.py: EROFSKIT_FIXTURES is not set")
+            path = os.path.join(FIXTURES_DIR, "images", FIXTURES[name])
+            if not os.path.isfile(path):
+                sys.exit("make-corpus.py: no fixture image %s" % path)
         else:
             path = os.path.join(self.work, name + ".img")
             run(EROFSKIT, "mkfs", "-q", "-T", str(EPOCH), *BASES[name], path,
@@ -450,7 +453,7 @@ class Corpus:
         return Image(self.base(base)).root_nid
 
     def fixture_sha(self, name, path):
-        man = os.path.join(SHARED, "fixtures", "images",
+        man = os.path.join(FIXTURES_DIR, "images",
                            FIXTURES[name].replace(".img", ".manifest.json"))
         with open(man) as f:
             for e in json.load(f)["entries"]:
@@ -1409,7 +1412,8 @@ def main():
     ap.add_argument("--outside", default="/tmp/erofskit-outside",
                     help="where hostile symlinks point")
     ap.add_argument("--keep-work", action="store_true",
-                    help="keep OUTDIR/work (the trees and base images)")
+                    help="keep OUTDIR's work subdirectory (the trees and "
+                    "base images)")
     ap.add_argument("outdir")
     a = ap.parse_args()
     if not EROFSKIT:

@@ -6,10 +6,23 @@
 set -euo pipefail
 build=$1 seconds=${2:-60}
 here=$(cd "$(dirname "$0")" && pwd)
-shared=${EROFSKIT_SHARED:-$(cd "$here/../../.." && pwd)/shared}
 corpus=$build/corpus
+# The upstream fixture images seed the corpus too: EROFSKIT_FIXTURES, or
+# tests/fixtures/images.tar.xz unpacked into BUILD_DIR/fixtures.
+fixtures=${EROFSKIT_FIXTURES:-}
+if [ -z "$fixtures" ]; then
+	fixtures=$build/fixtures
+	if [ ! -d "$fixtures/images" ]; then
+		rm -rf "$fixtures" "$fixtures.new"
+		mkdir -p "$fixtures.new"
+		tar -C "$fixtures.new" -xJf "$here/../fixtures/images.tar.xz"
+		mv "$fixtures.new" "$fixtures"
+	fi
+fi
+compgen -G "$fixtures/images/*.img" >/dev/null ||
+	{ echo "no fixture images in $fixtures/images" >&2; exit 1; }
 if [ ! -d "$corpus/image" ]; then
-	bash "$here/make-seeds.sh" "$build/erofskit" "$corpus" "$shared/fixtures/images"
+	bash "$here/make-seeds.sh" "$build/erofskit" "$corpus" "$fixtures/images"
 fi
 mkdir -p "$corpus/check" "$build/findings"
 cp -n "$corpus"/image/* "$corpus/check/" 2>/dev/null || true

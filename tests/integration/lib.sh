@@ -5,11 +5,18 @@
 set -euo pipefail
 
 : "${EROFSKIT:?EROFSKIT must point at the erofskit binary}"
-: "${EROFSKIT_SHARED:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/shared}"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-FIXTURES=$EROFSKIT_SHARED/fixtures
-MANIFEST="python3 $FIXTURES/manifest.py"
-[ -f "$FIXTURES/manifest.py" ] || { echo "FAIL: fixtures not found at $FIXTURES (set EROFSKIT_SHARED)" >&2; exit 1; }
+MANIFEST="python3 $HERE/manifest.py"
+# The upstream-made fixtures (tests/fixtures/README.md): the build unpacks
+# them into BUILD/fixtures; EROFSKIT_FIXTURES names another copy.
+: "${EROFSKIT_FIXTURES:=${EROFSKIT_BUILD:-$(dirname "$EROFSKIT")}/fixtures}"
+export EROFSKIT_FIXTURES
+FIXTURES=$EROFSKIT_FIXTURES
+if [ ! -f "$FIXTURES/manifest.json" ] || ! compgen -G "$FIXTURES/images/*.img" >/dev/null; then
+	echo "FAIL: no fixtures at $FIXTURES: configure the build (cmake unpacks" \
+		"tests/fixtures/images.tar.xz there) or set EROFSKIT_FIXTURES" >&2
+	exit 1
+fi
 
 T=$(mktemp -d /tmp/erofskit-test.XXXXXX)
 _mounts=()
@@ -59,9 +66,55 @@ same_manifest() {
 	fi
 }
 
-# The fixture source tree (deterministic), made once per test.
+# copy_tree FROM TO: everything, sparse files staying sparse; an attribute
+# that cannot be copied fails the copy.
+copy_tree() {
+	cp -dR --preserve=mode,ownership,timestamps,links,xattr --sparse=always "$1" "$2" ||
+		fail "cannot copy $1 to $2"
+}
+
+# build_fixture_tree DIR: the tree the fixture images were made from
+# (every file type, boundary sizes, a sparse 5 GiB file, a 600-entry
+# directory, 255-byte names, hard links, xattrs and ACLs, odd modes,
+# owners and mtimes; tests/fixtures/README.md).  $FIXTURES/manifest.json
+# is its manifest.  chunked-64k is the one image that holds all of it, and
+# reads back one mtime without its nanoseconds (code N in INDEX.md): the
+# tree is the kernel's view of that image with that mtime put back, and
+# must then match manifest.json exactly.
+build_fixture_tree() {
+	local mnt=$T/fixture-tree-image.$$
+	[ ! -e "$1" ] || fail "build_fixture_tree: $1 already exists"
+	mkdir -p "$(dirname "$1")"
+	kmount "$FIXTURES/images/chunked-64k.img" "$mnt"
+	copy_tree "$mnt" "$1"
+	kumount "$mnt"
+	touch -d @1700000000.123456789 "$1/times/nsec-1700000000.123456789"
+	manifest "$1" "$T/fixture-tree.json"
+	same_manifest "$FIXTURES/manifest.json" "$T/fixture-tree.json" "the fixture tree"
+}
+
+# The copy of the fixture tree that it.fixture_tree makes once per CTest
+# run, and the manifest.json it was checked against.
+FIXTURE_TREE=${EROFSKIT_BUILD:-$T}/fixture-tree
+fixture_tree_stamp() { sha256sum <"$FIXTURES/manifest.json"; }
+
+# make_fixture_tree DIR: a fresh fixture tree at DIR (which must not exist).
 make_fixture_tree() {
-	python3 "$FIXTURES/make-tree.py" "$1" >/dev/null
+	if [ -f "$FIXTURE_TREE.ok" ] && [ "$(cat "$FIXTURE_TREE.ok")" = "$(fixture_tree_stamp)" ]; then
+		copy_tree "$FIXTURE_TREE" "$1"
+	else
+		build_fixture_tree "$1"
+	fi
+}
+
+# user_erofskit: prints the path of a copy of $EROFSKIT that other users
+# can run (the build tree may lie under a directory only its owner may
+# enter); the copy lives in $T, which is made 0755, and goes with it.
+user_erofskit() {
+	chmod 0755 "$T"
+	mkdir -p -m 0755 "$T/user-bin"
+	install -m 0755 "$EROFSKIT" "$T/user-bin/erofskit"
+	echo "$T/user-bin/erofskit"
 }
 
 # expect_exit CODE CMD...: run and require that exit status.

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.environ.get("EROFSKIT_SHARED", "/work/shared") + "/fixtures")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import manifest as m  # noqa: E402
 
 want = json.load(open(sys.argv[1]))

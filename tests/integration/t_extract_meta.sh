@@ -53,12 +53,12 @@ check_into other-group-target 022 'mkdir -p "$out/x" && chgrp 4321 "$out/x" && c
 check_into existing-dirs 022 'mkdir -p "$out/x/d/owned-dir" && chown 777:777 "$out/x/d/owned-dir" && chgrp 4321 "$out/x/d" && chmod 2775 "$out/x/d"'
 # As another user (not root, so no owners): modes still exact.
 if command -v setpriv >/dev/null; then
-	chmod 0755 "$T"
+	user_tool=$(user_erofskit)
 	for um in 022 027; do
 		out=$T/out.user$um
 		mkdir -p "$out" && chown 4242:4242 "$out"
 		setpriv --reuid 4242 --regid 4242 --clear-groups sh -c \
-			"umask $um && '$EROFSKIT' fsck --extract '$out/x' '$T/img'" >/dev/null ||
+			"umask $um && '$user_tool' fsck --extract '$out/x' '$T/img'" >/dev/null ||
 			fail "fsck --extract as uid 4242 (umask $um) failed"
 		for m in 0644 0666 0000 0755 2755; do
 			got=$(stat -c %a "$out/x/d/f$m")

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
-chmod 0755 "$T"                 # the unprivileged user must reach the trees
+USER_EROFSKIT=$(user_erofskit)  # $T is 0755 now: the unprivileged user reaches the trees
 
 # only_files DIR NAME...: DIR holds exactly these names (no IMAGE.tmp.*).
 only_files() {
@@ -40,19 +40,19 @@ chmod 000 "$T/a/src/sub/secret"
 chown 65534:65534 "$T/a/out"
 # Control: without the unreadable file the same user builds the image.
 chmod 644 "$T/a/src/sub/secret"
-"${NOBODY[@]}" "$EROFSKIT" mkfs -q "$T/a/out/ok.img" "$T/a/src" ||
+"${NOBODY[@]}" "$USER_EROFSKIT" mkfs -q "$T/a/out/ok.img" "$T/a/src" ||
 	fail "an unprivileged user cannot build a readable tree"
 rm "$T/a/out/ok.img"
 chmod 000 "$T/a/src/sub/secret"
 for z in "" -zlz4hc; do          # the plain and the compressing writer
-	mkfs_fails "$T/a.log" "${NOBODY[@]}" "$EROFSKIT" mkfs $z "$T/a/out/img" "$T/a/src"
+	mkfs_fails "$T/a.log" "${NOBODY[@]}" "$USER_EROFSKIT" mkfs $z "$T/a/out/img" "$T/a/src"
 	mentions "$T/a.log" "sub/secret" "unreadable file ($z)"
 	only_files "$T/a/out"
 done
 # An unreadable directory too.
 chmod 644 "$T/a/src/sub/secret"
 mkdir -m 000 "$T/a/src/locked"
-mkfs_fails "$T/a2.log" "${NOBODY[@]}" "$EROFSKIT" mkfs "$T/a/out/img" "$T/a/src"
+mkfs_fails "$T/a2.log" "${NOBODY[@]}" "$USER_EROFSKIT" mkfs "$T/a/out/img" "$T/a/src"
 mentions "$T/a2.log" "locked" "unreadable directory"
 only_files "$T/a/out"
 rmdir "$T/a/src/locked"
@@ -111,7 +111,7 @@ chmod 000 "$T/a/src/sub/secret"
 head -c 4096 /dev/urandom >"$T/a/out/img"
 chown 65534:65534 "$T/a/out/img"
 before=$(sha256sum <"$T/a/out/img")
-mkfs_fails "$T/d2.log" "${NOBODY[@]}" "$EROFSKIT" mkfs "$T/a/out/img" "$T/a/src"
+mkfs_fails "$T/d2.log" "${NOBODY[@]}" "$USER_EROFSKIT" mkfs "$T/a/out/img" "$T/a/src"
 [ "$(sha256sum <"$T/a/out/img")" = "$before" ] || fail "a failed build changed the existing image"
 only_files "$T/a/out" img
 # Control: a successful build does replace it, with a mode from the umask.

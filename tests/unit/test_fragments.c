@@ -6,6 +6,7 @@
  * within one decode of every file's own data plus one of the packed inode,
  * with one worker and with several.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -13,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -35,7 +38,7 @@ static int counting_decompress(struct engine *e, struct dreq *r)
 
 static void check_decodes_packed_once(const char *name, unsigned int workers)
 {
-	const char *shared = getenv("EROFSKIT_SHARED");
+	const char *fixtures = getenv("EROFSKIT_FIXTURES");
 	char path[4096];
 	ek_open_options oo;
 	ek_check_options co;
@@ -44,9 +47,14 @@ static void check_decodes_packed_once(const char *name, unsigned int workers)
 	ek_error err = { 0, "" };
 	uint64_t packed_size, bound;
 
-	if (!shared)
-		fail_msg("EROFSKIT_SHARED is not set: where are the fixtures?");
-	snprintf(path, sizeof(path), "%s/fixtures/images/%s", shared, name);
+	/* EROFSKIT_FIXTURES overrides what the build unpacked. */
+	if (!fixtures || !*fixtures)
+		fixtures = EK_TEST_FIXTURES;
+	snprintf(path, sizeof(path), "%s/images/%s", fixtures, name);
+	if (access(path, R_OK))
+		fail_msg("fixture %s: %s (configure the build, which unpacks "
+			 "tests/fixtures/images.tar.xz, or set EROFSKIT_FIXTURES)",
+			 path, strerror(errno));
 	ek_open_options_init(&oo);   /* no background workers: the engine is the decoder */
 	if (ek_open(path, &oo, &img, &err))
 		fail_msg("%s: %s", path, err.message);

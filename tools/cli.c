@@ -1,5 +1,6 @@
 /* Shared helpers of the subcommands. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -104,9 +105,22 @@ void cli_progress_init(struct cli_progress *p, const char *what)
 	p->start = p->last = cli_now();
 }
 
-void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t total)
+/* "12:34" or "1:02:03" */
+static void duration(double seconds, char *out, size_t size)
 {
-	double now, rate;
+	unsigned long s = seconds > 0 && seconds < 1e7 ? (unsigned long)(seconds + 0.5) : 0;
+
+	if (s >= 3600)
+		snprintf(out, size, "%lu:%02lu:%02lu", s / 3600, s / 60 % 60, s % 60);
+	else
+		snprintf(out, size, "%lu:%02lu", s / 60, s % 60);
+}
+
+void cli_progress_files(struct cli_progress *p, uint64_t files_done, uint64_t files_total,
+			uint64_t done, uint64_t total)
+{
+	double now, elapsed, rate;
+	char files[48] = "", left[48] = "";
 
 	if (!p->enabled)
 		return;
@@ -114,15 +128,30 @@ void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t total)
 	if (now - p->last < 0.1)
 		return;
 	p->last = now;
-	rate = now > p->start ? (double)done / (now - p->start) / 1048576.0 : 0;
+	elapsed = now - p->start;
+	rate = elapsed > 0 ? (double)done / elapsed : 0;
+	if (files_total)
+		snprintf(files, sizeof(files), "%llu/%llu files, ",
+			 (unsigned long long)files_done, (unsigned long long)files_total);
+	if (total && rate > 0 && done < total) {
+		char d[24];
+
+		duration((double)(total - done) / rate, d, sizeof(d));
+		snprintf(left, sizeof(left), ", %s left", d);
+	}
 	if (total)
-		fprintf(stderr, "\r%s: %.1f / %.1f MiB (%3.0f%%), %.1f MiB/s   ", p->what,
-			(double)done / 1048576.0, (double)total / 1048576.0,
-			100.0 * (double)done / (double)total, rate);
+		fprintf(stderr, "\r%s: %s%.1f / %.1f MiB (%3.0f%%), %.1f MiB/s%s\033[K", p->what,
+			files, (double)done / 1048576.0, (double)total / 1048576.0,
+			100.0 * (double)done / (double)total, rate / 1048576.0, left);
 	else
-		fprintf(stderr, "\r%s: %.1f MiB, %.1f MiB/s   ", p->what,
-			(double)done / 1048576.0, rate);
+		fprintf(stderr, "\r%s: %s%.1f MiB, %.1f MiB/s\033[K", p->what, files,
+			(double)done / 1048576.0, rate / 1048576.0);
 	p->drawn = true;
+}
+
+void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t total)
+{
+	cli_progress_files(p, 0, 0, done, total);
 }
 
 void cli_progress_done(struct cli_progress *p)

@@ -21,6 +21,7 @@ static void usage(FILE *f)
 "\n"
 "options:\n"
 "  --path P       one inode in detail: attributes, layout, xattrs, extents\n"
+"  --nid N        the same for the inode N, such as the packed inode\n"
 "  --ls P         list the directory P\n"
 "  --cat P        write the contents of file P to standard output\n"
 "  --json         machine-readable output (with --path, --ls or alone)\n"
@@ -200,17 +201,23 @@ static int print_extents(ek_inode *inode, bool json, ek_error *err)
 	return 0;
 }
 
-static int dump_inode(ek_image *img, const char *path, bool json, ek_error *err)
+/* The inode at path, or with --nid (path NULL) the one at nid. */
+static int dump_inode(ek_image *img, const char *path, ek_nid nid, bool json,
+		      ek_error *err)
 {
 	struct xattr_print xp = { json, true };
 	ek_inode_detail d;
 	const ek_stat *st;
 	ek_inode *inode;
-	char mode[11], when[96], target[4096];
-	ek_nid nid;
-	int ret;
+	char mode[11], when[96], target[4096], label[32];
+	int ret = 0;
 
-	ret = ek_lookup(img, path, &nid, err);
+	if (path)
+		ret = ek_lookup(img, path, &nid, err);
+	else
+		snprintf(label, sizeof(label), "(nid %llu)", (unsigned long long)nid);
+	if (!path)
+		path = label;
 	if (!ret)
 		ret = ek_inode_get(img, nid, &inode, err);
 	if (ret)
@@ -385,12 +392,13 @@ static int dump_cat(ek_image *img, const char *path, ek_error *err)
 	return ret;
 }
 
-enum { OPT_PATH = 256, OPT_LS, OPT_CAT, OPT_JSON, OPT_ENGINE };
+enum { OPT_PATH = 256, OPT_NID, OPT_LS, OPT_CAT, OPT_JSON, OPT_ENGINE };
 
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "path", required_argument, NULL, OPT_PATH },
+		{ "nid", required_argument, NULL, OPT_NID },
 		{ "ls", required_argument, NULL, OPT_LS },
 		{ "cat", required_argument, NULL, OPT_CAT },
 		{ "json", no_argument, NULL, OPT_JSON },
@@ -399,6 +407,7 @@ int cmd_dump(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = NULL;
+	int64_t nid = 0;
 	ek_open_options oo;
 	int mode = 0, c, ret;
 	bool json = false;
@@ -409,15 +418,21 @@ int cmd_dump(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
+		case OPT_NID:
+			if (!cli_parse_int(optarg, &nid) || nid < 0) {
+				cli_error(CMD, "invalid nid '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			/* fall through */
 		case OPT_PATH:
 		case OPT_LS:
 		case OPT_CAT:
 			if (mode) {
-				cli_error(CMD, "--path, --ls and --cat exclude each other");
+				cli_error(CMD, "--path, --nid, --ls and --cat exclude each other");
 				return EXIT_USAGE;
 			}
 			mode = c;
-			path = optarg;
+			path = c == OPT_NID ? NULL : optarg;
 			break;
 		case OPT_JSON:
 			json = true;
@@ -448,7 +463,8 @@ int cmd_dump(int argc, char **argv)
 	}
 	switch (mode) {
 	case OPT_PATH:
-		ret = dump_inode(img, path, json, &err);
+	case OPT_NID:
+		ret = dump_inode(img, path, (ek_nid)nid, json, &err);
 		break;
 	case OPT_LS:
 		ret = dump_ls(img, path, json, &err);

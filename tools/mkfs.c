@@ -22,6 +22,17 @@ static void usage(FILE *f)
 "  -z ALG[,level=N]      compress: lz4, lz4hc, deflate, zstd or lzma\n"
 "                        (also -zALG,N; lzma levels 100..109 are 'extreme')\n"
 "  -C BYTES              physical cluster size, a block multiple up to 1M\n"
+"  -E OPT[,OPT...]       layouts of compressed files (mkfs.erofs's names):\n"
+"                          ztailpacking     a file's last cluster after its inode\n"
+"                          fragments[=SIZE] tails and small files compressed\n"
+"                                           together in the packed inode\n"
+"                                           (SIZE: its cluster size)\n"
+"                          all-fragments[=SIZE]  every file whole in it\n"
+"                          dedupe           identical clusters stored once\n"
+"                          fragdedupe=inode|full|off  identical fragments once\n"
+"                                           (whole files / tails too)\n"
+"                          noinline_data    no uncompressed tail after an inode\n"
+"                        ^OPT turns one off\n"
 "  --workers N           compression threads (default: one per CPU this\n"
 "                        process may use)\n"
 "  -T SECONDS            build time and every file's mtime\n"
@@ -76,9 +87,9 @@ static bool parse_uuid(const char *s, uint8_t out[16])
 	return i == 16 && *s == '\0';
 }
 
-static void progress(void *ctx, uint64_t done, uint64_t total)
+static void progress(void *ctx, const ek_build_progress *p)
 {
-	cli_progress_update(ctx, done, total);
+	cli_progress_files(ctx, p->files_done, p->files_total, p->bytes_done, p->bytes_total);
 }
 
 enum {
@@ -113,7 +124,7 @@ int cmd_mkfs(int argc, char **argv)
 
 	ek_build_options_init(&o);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "b:z:C:T:U:L:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:z:C:E:T:U:L:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			if (!cli_parse_size(optarg, &v) || v > UINT32_MAX) {
@@ -135,6 +146,12 @@ int cmd_mkfs(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			o.pcluster_size = (uint32_t)v;
+			break;
+		case 'E':
+			if (ek_parse_extended_options(optarg, &o, &err)) {
+				cli_error(CMD, "%s", err.message);
+				return EXIT_USAGE;
+			}
 			break;
 		case OPT_WORKERS:
 			if (!cli_parse_size(optarg, &v) || v == 0 || v > UINT32_MAX) {
@@ -235,5 +252,14 @@ int cmd_mkfs(int argc, char **argv)
 		       (unsigned long long)stats.directories,
 		       (unsigned long long)stats.input_bytes,
 		       (unsigned long long)stats.image_bytes, stats.seconds);
+	if (!quiet && (stats.fragment_files || stats.fragment_tails || stats.inline_tails ||
+		       stats.dedupe_hits))
+		printf("%s: %llu compressed files: %llu whole in the packed inode, %llu with their tail there (%llu bytes packed), %llu with it after the inode; %llu clusters and fragments stored once for several\n",
+		       argv[optind], (unsigned long long)stats.compressed_files,
+		       (unsigned long long)stats.fragment_files,
+		       (unsigned long long)stats.fragment_tails,
+		       (unsigned long long)stats.packed_bytes,
+		       (unsigned long long)stats.inline_tails,
+		       (unsigned long long)stats.dedupe_hits);
 	return EXIT_OK;
 }

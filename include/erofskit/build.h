@@ -26,8 +26,33 @@ enum ek_compressor {
 	EK_COMPRESS_LZMA = 4,
 };
 
-/* Progress: called from the building thread with bytes done/total. */
-typedef void (*ek_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+/* Progress, from the building thread as file data goes into the image:
+ * regular files and their bytes, done and in all. */
+typedef struct ek_build_progress {
+	uint64_t files_done, files_total;
+	uint64_t bytes_done, bytes_total;
+} ek_build_progress;
+typedef void (*ek_progress_fn)(void *ctx, const ek_build_progress *p);
+
+/* A layout option left to the library: it picks what its measurements
+ * favour for the compressor (see ek_build_options_init's comment). */
+#define EK_DEFAULT (-1)
+
+/* Which file data goes into the packed inode, compressed together with
+ * its neighbours (mkfs.erofs -Efragments / -Eall-fragments). */
+enum ek_fragments {
+	EK_FRAGMENTS_OFF = 0,
+	EK_FRAGMENTS_TAILS = 1,     /* each file's last, partly filled
+	                               cluster, and files smaller than one */
+	EK_FRAGMENTS_ALL = 2,       /* every file whole */
+};
+
+/* Fragments stored once when identical (-Efragdedupe=). */
+enum ek_fragdedupe {
+	EK_FRAGDEDUPE_OFF = 0,
+	EK_FRAGDEDUPE_INODE = 1,    /* whole-file fragments */
+	EK_FRAGDEDUPE_FULL = 2,     /* tails too */
+};
 
 typedef struct ek_build_options {
 	uint32_t block_size;        /* 512..4096, power of two; default 4096 */
@@ -58,7 +83,24 @@ typedef struct ek_build_options {
 	int level;                  /* -1: the algorithm's default */
 	uint32_t pcluster_size;     /* bytes; 0: one block */
 	uint32_t dict_size;         /* lzma/deflate dictionary; 0: default */
-	unsigned int workers;       /* 0: online CPUs */
+	unsigned int workers;       /* threads; 0: one per CPU this process
+	                               may use, 1: the calling thread alone */
+
+	/* Space-saving layouts of compressed files, EK_DEFAULT or a choice
+	 * (they need a compressor; fragments and tail packing exclude each
+	 * other, fragments win when both are asked for). */
+	int ztailpacking;           /* a file's last cluster inline, after
+	                               its inode (0/1) */
+	int fragments;              /* enum ek_fragments */
+	uint32_t fragment_cluster;  /* the packed inode's cluster; 0: as
+	                               pcluster_size */
+	int fragdedupe;             /* enum ek_fragdedupe */
+	int dedupe;                 /* identical clusters and files stored
+	                               once (0/1) */
+
+	/* uncompressed files: whole blocks only, no tail after the inode
+	 * (-Enoinline_data; what runtimes that read the data by block ask) */
+	bool no_inline_data;
 
 	/* sparse files become chunk-based (holes cost no space); default on */
 	bool no_sparse_chunks;
@@ -74,6 +116,13 @@ typedef struct ek_build_stats {
 	uint64_t input_bytes;       /* regular file and symlink bytes read */
 	uint64_t image_bytes;
 	uint64_t compressed_files;
+	uint64_t fragment_files;    /* files whose data is all a fragment */
+	uint64_t fragment_tails;    /* files whose last extent is one */
+	uint64_t packed_bytes;      /* the packed inode's data, before
+	                               compression */
+	uint64_t inline_tails;      /* tails stored after their inode */
+	uint64_t dedupe_hits;       /* clusters and fragments stored once
+	                               for several users */
 	double seconds;
 } ek_build_stats;
 
@@ -87,6 +136,13 @@ EK_API int ek_build(const char *image_path, const char *source_dir,
 /* Parse a compressor spec as mkfs.erofs takes it: "lz4", "lz4hc,9",
  * "deflate,level=9", "zstd,level=15", "lzma,level=109,dictsize=65536". */
 EK_API int ek_parse_compressor(const char *spec, ek_build_options *o, ek_error *err);
+
+/* Parse mkfs.erofs's extended options, a comma list: "ztailpacking",
+ * "fragments[=SIZE]", "all-fragments[=SIZE]", "dedupe",
+ * "fragdedupe=inode|full|off", "noinline_data", and "^NAME" to turn one
+ * off.  An option erofskit does not implement is refused by name. */
+EK_API int ek_parse_extended_options(const char *list, ek_build_options *o,
+				     ek_error *err);
 
 #ifdef __cplusplus
 }

@@ -115,6 +115,9 @@ struct codec {
 	int level_extreme;
 	/* The dictionary a user may choose (dictsize=), bytes; 0: none. */
 	uint32_t dict_min, dict_max;
+	/* The most blocks a cluster may have, when the kernel takes fewer
+	 * than the format's 2047 (0: no more limit). */
+	uint16_t cluster_blocks_max;
 	const struct encoder_ops *encoder;
 	/* Decoders of the algorithm, the default (fastest) first, NULL
 	 * terminated; NULL on a row that shares its algorithm with an

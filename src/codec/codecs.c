@@ -21,14 +21,18 @@ static const struct decoder *const lzma_decoders[] = {
 
 /* Indexed by enum ek_compressor, the public names of the rows. */
 static const struct codec codecs[CODEC_COUNT] = {
+	/* The kernel (6.18) refuses an lz4 record of more than 256 blocks a
+	 * cluster, whatever the block size: 128 KiB at 512-byte blocks. */
 	[EK_COMPRESS_LZ4] = {
 		.name = "lz4", .algorithm = EROFS_ALG_LZ4,
 		.level_min = 0, .level_max = 0, .level_default = 0,
+		.cluster_blocks_max = 256,
 		.encoder = &lz4_encoder_ops, .decoders = lz4_decoders,
 	},
 	[EK_COMPRESS_LZ4HC] = {
 		.name = "lz4hc", .algorithm = EROFS_ALG_LZ4,
 		.level_min = 0, .level_max = 12, .level_default = 9,
+		.cluster_blocks_max = 256,
 		.encoder = &lz4hc_encoder_ops,
 	},
 	[EK_COMPRESS_DEFLATE] = {

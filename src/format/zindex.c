@@ -32,6 +32,11 @@ void fmt_zmap_header_encode(uint8_t *p, uint16_t advise, uint8_t algorithm,
 	p[7] = 0;    /* lclusterbits == blkszbits */
 }
 
+void fmt_zmap_header_encode_whole_fragment(uint8_t *p, uint64_t off)
+{
+	put_le64(p, off | (uint64_t)Z_WHOLE_FRAGMENT_BIT << 56);
+}
+
 void fmt_zindex_full_decode(const uint8_t *p, struct fmt_lcluster *lc)
 {
 	uint16_t advise = get_le16(p);

@@ -56,6 +56,8 @@ struct fmt_zmap_header {
 void fmt_zmap_header_decode(const uint8_t *p, struct fmt_zmap_header *h);
 void fmt_zmap_header_encode(uint8_t *p, uint16_t advise, uint8_t algorithm,
 			    uint32_t fragment_or_idata);
+/* The header of a file whose whole data is a fragment at off (< 2^63). */
+void fmt_zmap_header_encode_whole_fragment(uint8_t *p, uint64_t off);
 
 /* ------------------------------------------------------------ full index */
 
@@ -126,21 +128,34 @@ int fmt_compact_head_nblk(const uint8_t *pack, unsigned int unit,
 /* One extent as the writer laid it out. */
 struct fmt_zextent {
 	uint64_t la;         /* logical start */
-	uint64_t blkaddr;    /* first block of its pcluster */
+	uint64_t blkaddr;    /* first block of its pcluster (a tail: the
+	                        next block, as mkfs.erofs writes) */
 	uint16_t blocks;     /* pcluster blocks (1 for uncompressed) */
 	bool plain;          /* stored uncompressed */
+	bool partial;        /* uses a prefix of its pcluster (dedupe) */
+	bool tail;           /* the last extent, inline or a fragment: it
+	                        runs to i_size, no EOF sentinel follows */
 };
 
 /*
  * One record per lcluster for extents sorted by start and covering
  * [0, size): heads, NONHEAD distances (capped at 2047), the block count of
  * big pclusters in the first NONHEAD after their head, and the EOF
- * sentinel.  lc must hold ceil(size / lcluster size) records.
+ * sentinel (unless the last extent is a tail).  lc must hold
+ * ceil(size / lcluster size) records.
  */
 int fmt_zindex_plan(const struct fmt_zextent *ext, size_t n, uint64_t size,
 		    unsigned int lclusterbits, bool big, struct fmt_lcluster *lc,
 		    fmt_why *why);
 
+/* The full index: nlc 8-byte records (after the header's 8 reserved
+ * bytes, which the caller zeroes).  Needed for partial references and
+ * for fragment offsets of 4 GiB and more (high bits in the tail's head). */
+void fmt_zindex_encode_full(const struct fmt_lcluster *lc, uint64_t nlc,
+			    uint8_t *out);
+
+/* The compact index; -EAGAIN when two pclusters of one pack do not follow
+ * each other (a pack has one base address): the full index can say it. */
 int fmt_zindex_encode_compact(const struct fmt_lcluster *lc, uint64_t nlc,
 			      const struct fmt_compact_layout *l,
 			      unsigned int lclusterbits, bool big, uint8_t *out,

@@ -39,8 +39,8 @@ int fmt_zindex_plan(const struct fmt_zextent *ext, size_t n, uint64_t size,
 			return -EINVAL;
 		}
 		/* EOF sentinel: the last extent ends inside the last lcluster
-		 * without starting there. */
-		if (i + 1 == n && tail && h < nlc - 1) {
+		 * without starting there (a tail runs to i_size by itself). */
+		if (i + 1 == n && tail && h < nlc - 1 && !ext[i].tail) {
 			sentinel = true;
 			next = nlc - 1;
 			lc[nlc - 1].type = Z_LCLUSTER_PLAIN;
@@ -50,6 +50,7 @@ int fmt_zindex_plan(const struct fmt_zextent *ext, size_t n, uint64_t size,
 			lc[nlc - 1].blkaddr = (uint32_t)(ext[i].blkaddr + ext[i].blocks);
 		}
 		lc[h].type = ext[i].plain ? Z_LCLUSTER_PLAIN : Z_LCLUSTER_HEAD1;
+		lc[h].partial = ext[i].partial;
 		lc[h].clusterofs = (uint16_t)(ext[i].la & (lcs - 1));
 		lc[h].blkaddr = (uint32_t)ext[i].blkaddr;
 		if (ext[i].blocks > 1 && (!big || h + 1 >= next)) {
@@ -67,6 +68,15 @@ int fmt_zindex_plan(const struct fmt_zextent *ext, size_t n, uint64_t size,
 		}
 	}
 	return 0;
+}
+
+void fmt_zindex_encode_full(const struct fmt_lcluster *lc, uint64_t nlc,
+			    uint8_t *out)
+{
+	uint64_t k;
+
+	for (k = 0; k < nlc; k++)
+		fmt_zindex_full_encode(out + k * Z_FULL_INDEX_SIZE, &lc[k]);
 }
 
 /* The value an item stores: clusterofs, a block count, delta0 or (last
@@ -121,7 +131,7 @@ int fmt_zindex_encode_compact(const struct fmt_lcluster *lc, uint64_t nlc,
 		pack_unit = unit;
 		fmt_compact_set_item(out + start, unit, i, lobits, lc[k].type,
 				     item_value(&lc[k], i == fmt_compact_vcnt(unit) - 1));
-		if (lc[k].type != Z_LCLUSTER_NONHEAD && !have_base) {
+		if (lc[k].type != Z_LCLUSTER_NONHEAD) {
 			uint64_t nblk;
 			unsigned int ps = fmt_compact_packsize(unit);
 
@@ -129,6 +139,16 @@ int fmt_zindex_encode_compact(const struct fmt_lcluster *lc, uint64_t nlc,
 				fmt_why_set(why, "lcluster %llu: inconsistent items",
 					    (unsigned long long)k);
 				return -EINVAL;
+			}
+			if (have_base) {
+				/* One base per pack: its pclusters must follow
+				 * each other. */
+				if (get_le32(out + start + ps - 4) + nblk != lc[k].blkaddr) {
+					fmt_why_set(why, "lcluster %llu: block %u does not follow the pack's previous pcluster",
+						    (unsigned long long)k, lc[k].blkaddr);
+					return -EAGAIN;
+				}
+				continue;
 			}
 			if (lc[k].blkaddr < nblk) {
 				fmt_why_set(why, "lcluster %llu: block %u before the pack base",

@@ -12,19 +12,11 @@
 #include "codec/codec.h"
 #include "util/pool.h"
 #include "write/compress.h"
+#include "write/dedupe.h"
+#include "write/fragments.h"
 #include "format/ondisk.h"
 #include "format/super.h"
 #include "util/error.h"
-
-void ek_build_options_init(ek_build_options *o)
-{
-	memset(o, 0, sizeof(*o));
-	o->block_size = 4096;
-	o->force_uid = -1;
-	o->force_gid = -1;
-	o->compressor = EK_COMPRESS_NONE;
-	o->level = -1;
-}
 
 struct mtime_count {
 	int64_t sec;
@@ -110,51 +102,6 @@ static void count(struct build *b)
 	b->stats->files = b->tree.ninodes;
 }
 
-/* Every option's meaning is checked here, so that a caller of the library
- * gets the same answers as the tool. */
-static int check_compression(const ek_build_options *o, uint32_t bs, ek_error *err)
-{
-	const struct codec *c = codec_get(o->compressor);
-	uint32_t pc = o->pcluster_size;
-
-	if (!c) {
-		if (o->compressor != EK_COMPRESS_NONE)
-			return err_fail(err, -EINVAL, "unknown compressor %d", (int)o->compressor);
-		if (pc)
-			return err_fail(err, -EINVAL,
-					"a cluster size sets the compressed cluster: it needs a compressor");
-		return 0;
-	}
-	if (o->level >= 0 && !codec_level_valid(c, o->level))
-		return err_fail(err, -EINVAL, "level %d is out of range for %s", o->level, c->name);
-	if (o->dict_size && (o->dict_size < c->dict_min || o->dict_size > c->dict_max))
-		return err_fail(err, -EINVAL, "dictionary of %u bytes: %s takes %u to %u",
-				o->dict_size, c->name, c->dict_min, c->dict_max);
-	if (pc && (pc % bs || pc > EROFS_MAX_PCLUSTER_BYTES || pc / bs > Z_CBLKCNT_MASK))
-		return err_fail(err, -EINVAL,
-				"cluster size %u is not a multiple of the %u-byte block up to 1 MiB (%u blocks at most)",
-				pc, bs, Z_CBLKCNT_MASK);
-	return 0;
-}
-
-static int check_options(struct build *b)
-{
-	uint32_t bs = b->o.block_size;
-	int ret;
-
-	if (bs < 512 || bs > 4096 || (bs & (bs - 1)))
-		return err_fail(b->err, -EINVAL,
-			       "block size %u is not a power of two in 512..4096", bs);
-	b->blksz = bs;
-	b->blkszbits = (unsigned int)__builtin_ctz(bs);
-	if (strnlen(b->o.label, sizeof(b->o.label)) > 15)
-		return err_fail(b->err, -EINVAL, "volume label longer than 15 bytes");
-	ret = check_compression(&b->o, bs, b->err);
-	if (!ret)
-		ret = pool_resolve_workers(b->o.workers, &b->workers, b->err);
-	return ret;
-}
-
 int ek_build(const char *image_path, const char *source_dir,
 	     const ek_build_options *opts, ek_build_stats *stats,
 	     ek_error *err)
@@ -177,7 +124,7 @@ int ek_build(const char *image_path, const char *source_dir,
 	b.source = source_dir;
 	b.feature_compat = EROFS_COMPAT_SB_CHKSUM | EROFS_COMPAT_MTIME;
 
-	ret = check_options(&b);
+	ret = build_check_options(&b);
 	if (!ret)
 		ret = zbuild_setup(&b);
 	if (!ret)
@@ -190,12 +137,17 @@ int ek_build(const char *image_path, const char *source_dir,
 		goto out;
 	choose_inode_forms(&b);
 	count(&b);
+	ret = dedupe_plan(&b);
+	if (ret)
+		goto out;
 
 	/* Data starts after the block holding the superblock and the
 	 * compression configuration records. */
 	head = EROFS_SUPER_OFFSET + EROFS_SUPER_BASE_SIZE + b.sb_tail_size;
 	b.first_data_blk = div_round_up_u64(head, b.blksz);
 	ret = writer_open(image_path, &b.w, err);
+	if (!ret && b.lay.fragments != EK_FRAGMENTS_OFF)
+		ret = packed_open(&b, image_path);
 	if (!ret)
 		ret = b.z ? zbuild_write_all(&b) : write_data(&b);
 	if (!ret)
@@ -210,6 +162,9 @@ int ek_build(const char *image_path, const char *source_dir,
 out:
 	writer_abort(b.w);
 	zbuild_teardown(&b);
+	packed_close(&b);
+	digtab_free(&b.pclusters);
+	dedupe_free(&b);
 	hardlinks_free(b.links);
 	tree_free(&b.tree);
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -1,7 +1,6 @@
 /*
- * Compression in the builder: options, the superblock's compression
- * records, and each file's end: its index, or back to an uncompressed
- * layout when compression saved nothing.
+ * Compression in the builder: the encoders and workers, the superblock's
+ * compression record, and a compressed inode's index in its record.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +11,6 @@
 #include <unistd.h>
 
 #include "write/compress.h"
-#include "write/source.h"
 #include "write/zinternal.h"
 #include "format/ondisk.h"
 #include "format/zindex.h"
@@ -25,55 +23,11 @@
  * over the 3.7 MB perl binary) keeps the other workers waiting behind it:
  * at 4 MiB, one core idled for a second of a five-second build. */
 #define SEGMENT_MIN (1u << 20)
-
-int ek_parse_compressor(const char *spec, ek_build_options *o, ek_error *err)
-{
-	char buf[128], *tok, *save = NULL;
-	const struct codec *c;
-
-	if (strlen(spec) >= sizeof(buf))
-		return err_fail(err, -EINVAL, "compressor spec '%s' is too long", spec);
-	strcpy(buf, spec);
-	tok = strtok_r(buf, ",", &save);
-	if (!tok)
-		return err_fail(err, -EINVAL, "empty compressor spec");
-	c = codec_by_name(tok);
-	if (!c) {
-		char names[96];
-
-		codec_names(names, sizeof(names));
-		return err_fail(err, -EINVAL, "unknown compressor '%s' (%s)", tok, names);
-	}
-	o->compressor = (enum ek_compressor)(c - codec_get(0));
-	o->level = -1;
-	while ((tok = strtok_r(NULL, ",", &save))) {
-		const char *val = tok;
-		char *end;
-		long v;
-
-		if (!strncmp(tok, "level=", 6)) {
-			val = tok + 6;
-		} else if (!strncmp(tok, "dictsize=", 9)) {
-			unsigned long long d = strtoull(tok + 9, &end, 0);
-
-			if (!c->dict_max)
-				return err_fail(err, -EINVAL, "%s takes no dictsize", c->name);
-			if (*end || d < c->dict_min || d > c->dict_max)
-				return err_fail(err, -EINVAL, "dictsize '%s': %s takes %u to %u bytes",
-						tok + 9, c->name, c->dict_min, c->dict_max);
-			o->dict_size = (uint32_t)d;
-			continue;
-		}
-		v = strtol(val, &end, 10);
-		if (end == val || *end)
-			return err_fail(err, -EINVAL, "bad compressor option '%s' in '%s'", tok, spec);
-		if (!codec_level_valid(c, (int)v))
-			return err_fail(err, -EINVAL, "level %ld is out of range for %s", v,
-					c->name);
-		o->level = (int)v;
-	}
-	return 0;
-}
+/* The packed inode, mostly small text files, compresses well: its
+ * segments take more input, so that its clusters fill (at 9:1 a 1 MiB
+ * segment would not fill one 128 KiB cluster).  It is compressed last,
+ * when every worker is free for it. */
+#define PACKED_SEGMENT_MIN (4u << 20)
 
 /* ------------------------------------------------------------ setup */
 
@@ -88,6 +42,7 @@ int zbuild_setup(struct build *b)
 	const struct codec *c = codec_get(o->compressor);
 	struct fmt_zconfig cfg = { 0 };
 	struct zbuilder *zb;
+	uint32_t largest;
 	unsigned int i;
 
 	if (!c)
@@ -102,10 +57,14 @@ int zbuild_setup(struct build *b)
 	zb->ep.block_size = b->blksz;
 	zb->ep.dict_size = o->dict_size;
 	zb->pcluster = o->pcluster_size ? o->pcluster_size : b->blksz;
-	zb->big = zb->pcluster > b->blksz;
-	zb->segment = zb->pcluster * 8u > SEGMENT_MIN ? zb->pcluster * 8u : SEGMENT_MIN;
+	zb->packed_pcluster = o->fragment_cluster ? o->fragment_cluster : zb->pcluster;
+	largest = zb->pcluster > zb->packed_pcluster ? zb->pcluster : zb->packed_pcluster;
+	zb->big = largest > b->blksz;
+	zb->segment = largest * 8u > SEGMENT_MIN ? largest * 8u : SEGMENT_MIN;
+	zb->packed_segment = zb->packed_pcluster * 8u > PACKED_SEGMENT_MIN ?
+			     zb->packed_pcluster * 8u : PACKED_SEGMENT_MIN;
 	zb->workers = b->workers;
-	c->encoder->configure(&zb->ep, zb->pcluster, &cfg);
+	c->encoder->configure(&zb->ep, largest, &cfg);
 
 	b->feature_incompat |= EROFS_INCOMPAT_ZERO_PADDING;
 	if (zb->big || c->algorithm != EROFS_ALG_LZ4) {
@@ -119,7 +78,7 @@ int zbuild_setup(struct build *b)
 	for (i = 0; i < zb->workers; i++) {
 		if (encoder_create(c, &zb->ep, &zb->wk[i].enc))
 			return err_fail(b->err, -ENOMEM, "cannot create a compressor");
-		zb->wk[i].pcluster = malloc(zb->pcluster);
+		zb->wk[i].pcluster = malloc(largest);
 		if (!zb->wk[i].pcluster)
 			return err_fail(b->err, -ENOMEM, "out of memory");
 	}
@@ -138,7 +97,6 @@ void zbuild_teardown(struct build *b)
 	pool_destroy(zb->pool);
 	for (i = 0; zb->wk && i < zb->workers; i++) {
 		encoder_destroy(zb->wk[i].enc);
-		free(zb->wk[i].in);
 		free(zb->wk[i].pcluster);
 	}
 	free(zb->wk);
@@ -146,8 +104,9 @@ void zbuild_teardown(struct build *b)
 		struct zfile *f = zb->open;
 
 		zb->open = f->next_open;
-		if (f->fd >= 0)
+		if (f->fd >= 0 && !f->packed)
 			close(f->fd);
+		digtab_free(&f->fresh);
 		free(f->ext);
 		free(f);
 	}
@@ -160,119 +119,6 @@ uint16_t zbuild_sb_u1(const struct build *b)
 	if (b->feature_incompat & EROFS_INCOMPAT_COMPR_CFGS)
 		return (uint16_t)(1u << b->z->codec->algorithm);
 	return 65535;   /* lz4's largest match distance, as mkfs.erofs writes */
-}
-
-/* ------------------------------------------------------------ finishing */
-
-/*
- * Compression is kept when it takes fewer bytes in all: data blocks plus
- * metadata (an uncompressed file's inline tail, a compressed file's
- * index, about 2 bytes per block plus a header).  On a tie the file stays
- * uncompressed: it reads faster.
- */
-static uint64_t flat_bytes(const struct build *b, const struct tnode *n)
-{
-	uint64_t tail = n->size % b->blksz;
-
-	if (tail && tnode_core_size(n) + n->xattr_size + tail <= b->blksz)
-		return n->size;     /* full blocks, tail inline */
-	return round_up_u64(n->size, b->blksz);
-}
-
-bool zfile_worthwhile(const struct zbuilder *zb, const struct zfile *f,
-		      uint64_t more_blocks)
-{
-	const struct build *b = zb->b;
-	uint64_t index = 16 + 2 * div_round_up_u64(f->n->size, b->blksz);
-
-	return ((f->blocks + more_blocks) << b->blkszbits) + index <
-	       flat_bytes(b, f->n);
-}
-
-static int build_index(struct zbuilder *zb, struct zfile *f)
-{
-	struct build *b = zb->b;
-	struct tnode *n = f->n;
-	uint64_t nlc = div_round_up_u64(n->size, b->blksz);
-	uint32_t before = tnode_core_size(n) + n->xattr_size;
-	uint32_t hdr = (uint32_t)round_up_u64(before, 8);
-	struct fmt_compact_layout l;
-	struct fmt_lcluster *lc;
-	struct tindex *z;
-	uint16_t advise = Z_ADVISE_COMPACTED_2B;
-	fmt_why why;
-	size_t size;
-	int ret;
-
-	lc = malloc(nlc * sizeof(*lc));
-	z = calloc(1, sizeof(*z));
-	if (!lc || !z) {
-		free(lc);
-		free(z);
-		return err_fail(b->err, -ENOMEM, "out of memory");
-	}
-	ret = fmt_zindex_plan(f->ext, f->next, n->size, b->blkszbits, zb->big, lc, &why);
-	if (ret)
-		goto fail;
-	/* Inodes sit on 32-byte slots, so the offset within the record
-	 * gives the absolute alignment the compact layout depends on. */
-	fmt_compact_layout_init(&l, hdr + Z_HEADER_SIZE, nlc, true);
-	size = Z_HEADER_SIZE + (size_t)fmt_compact_size(&l);
-	z->index = malloc(size);
-	if (!z->index) {
-		ret = -ENOMEM;
-		snprintf(why.text, sizeof(why.text), "out of memory");
-		goto fail;
-	}
-	if (zb->big)
-		advise |= Z_ADVISE_BIG_PCLUSTER_1 | Z_ADVISE_BIG_PCLUSTER_2;
-	fmt_zmap_header_encode(z->index, advise, (uint8_t)zb->codec->algorithm, 0);
-	ret = fmt_zindex_encode_compact(lc, nlc, &l, b->blkszbits, zb->big,
-					z->index + Z_HEADER_SIZE, &why);
-	if (ret)
-		goto fail;
-	free(lc);
-	z->index_len = (uint32_t)size;
-	z->pad = hdr - before;
-	n->z = z;
-	n->layout = EROFS_LAYOUT_COMPRESSED_COMPACT;
-	n->nblocks = f->blocks;
-	n->meta_extra = z->pad + z->index_len;
-	b->stats->compressed_files++;
-	return 0;
-fail:
-	free(lc);
-	if (z)
-		free(z->index);
-	free(z);
-	return err_fail(b->err, ret == -ENOMEM ? -ENOMEM : -EIO,
-		       "%s: building the compressed index: %s", n->src_path, why.text);
-}
-
-int zfile_finish(struct zbuilder *zb, struct zfile *f, bool fallback)
-{
-	struct build *b = zb->b;
-	int ret = source_check_unchanged(b, f->n, f->fd);
-
-	close(f->fd);
-	f->fd = -1;
-	if (ret)
-		return ret;
-	if (!fallback)
-		ret = build_index(zb, f);
-	else {
-		/* Compression saved nothing: store the file as it is, over
-		 * whatever of it was already written. */
-		ret = writer_discard(b->w, f->first_blk << b->blkszbits,
-				     (b->data_blk - f->first_blk) << b->blkszbits, b->err);
-		b->data_blk = f->first_blk;
-		if (!ret)
-			ret = data_write_uncompressed(b, f->n);
-	}
-	free(f->ext);
-	f->ext = NULL;
-	f->next = f->cap = 0;
-	return ret;
 }
 
 void zbuild_encode_index(struct build *b, const struct tnode *n, uint8_t *rec)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "write/internal.h"
+#include "write/dedupe.h"
 #include "write/source.h"
 #include "format/ondisk.h"
 #include "util/error.h"
@@ -25,7 +26,8 @@
 static bool tail_fits_inline(const struct build *b, const struct tnode *n,
 			     uint64_t tail)
 {
-	return tail && tnode_core_size(n) + n->xattr_size + tail <= b->blksz;
+	return tail && b->lay.inline_data &&
+	       tnode_core_size(n) + n->xattr_size + tail <= b->blksz;
 }
 
 /* ------------------------------------------------------------ sparse */
@@ -259,10 +261,20 @@ static int write_regular(struct build *b, struct tnode *n, uint8_t *buf)
 	ret = source_open(b, n, &fd);
 	if (ret)
 		return ret;
-	if (n->size == 0)
+	if (n->size == 0) {
 		n->layout = EROFS_LAYOUT_FLAT_PLAIN;
-	else
-		ret = n->chunks ? write_chunked(b, n, fd, buf) : write_flat(b, n, fd, buf);
+	} else if (n->chunks) {
+		ret = write_chunked(b, n, fd, buf);
+	} else {
+		bool copy = false;
+
+		ret = dedupe_flat(b, n, fd, buf, &copy);
+		if (!ret && !copy) {
+			ret = write_flat(b, n, fd, buf);
+			if (!ret)
+				ret = dedupe_flat_written(b, n);
+		}
+	}
 	if (!ret)
 		ret = source_check_unchanged(b, n, fd);
 	close(fd);
@@ -325,6 +337,8 @@ int write_data(struct build *b)
 		ret = data_plan_sparse(b, n, &chunked);
 		if (!ret)
 			ret = data_write_uncompressed(b, n);
+		if (!ret)
+			build_file_done(b, n);
 	}
 	return ret;
 }

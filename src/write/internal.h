@@ -5,12 +5,27 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "util/digtab.h"
 #include "write/tree.h"
 #include "write/writer.h"
 #include "erofskit/build.h"
 
 struct hardlinks;
 struct zbuilder;
+struct packed;
+struct dedupe;
+
+/* The layouts this build writes: its options with the defaults filled in
+ * (compress.c). */
+struct layouts {
+	bool tailpack;             /* compressed tails after the inode */
+	enum ek_fragments fragments;
+	enum ek_fragdedupe fragdedupe;
+	bool dedupe;               /* identical pclusters stored once */
+	bool inline_data;          /* uncompressed tails after the inode */
+	uint64_t inline_max;       /* with fragments: files up to this size
+	                              stay uncompressed after their inode */
+};
 
 struct build {
 	ek_build_options o;
@@ -40,8 +55,17 @@ struct build {
 	uint32_t sb_tail_size;
 
 	struct zbuilder *z;        /* compression state, NULL if uncompressed */
+	struct layouts lay;
+	struct packed *packed;     /* fragments (fragments.c) */
+	struct tnode *packed_inode;
+	struct digtab pclusters;   /* dedupe: pclusters stored, by input */
+	struct dedupe *dedupe;     /* dedupe: uncompressed files (dedupe.c) */
 	uint64_t bytes_done, bytes_total;
+	uint64_t files_done;
 };
+
+/* options.c: check b->o and resolve what it leaves to the library. */
+int build_check_options(struct build *b);
 
 /* scan.c: walk the source directory into b->tree. */
 int scan_source(struct build *b);
@@ -73,7 +97,9 @@ static inline uint32_t tnode_core_size(const struct tnode *n)
 	return n->extended ? 64u : 32u;
 }
 
-/* progress.c: bytes of file data done, reported to the caller. */
+/* progress.c: bytes of file data done, and a file's data all in,
+ * reported to the caller. */
 void build_progress(struct build *b, uint64_t bytes);
+void build_file_done(struct build *b, const struct tnode *n);
 
 #endif

@@ -78,7 +78,8 @@ static uint64_t place(struct placer *p, uint32_t size)
 static bool tail_fits_inline(const struct build *b, const struct tnode *n,
 			     uint64_t tail)
 {
-	return tail && tnode_core_size(n) + n->xattr_size + tail <= b->blksz;
+	return tail && b->lay.inline_data &&
+	       tnode_core_size(n) + n->xattr_size + tail <= b->blksz;
 }
 
 static int size_directory(struct build *b, struct tnode *n)

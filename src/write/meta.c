@@ -147,6 +147,8 @@ static int write_superblock(struct build *b)
 	}
 	memcpy(sb.volume_name, b->o.label, strnlen(b->o.label, 15));
 	sb.u1 = b->z ? zbuild_sb_u1(b) : 0;
+	if (b->packed_inode)
+		sb.packed_nid = b->packed_inode->nid;
 	fmt_super_encode(&sb, block + EROFS_SUPER_OFFSET);
 	memcpy(block + EROFS_SUPER_OFFSET + EROFS_SUPER_BASE_SIZE, b->sb_tail,
 	       b->sb_tail_size);

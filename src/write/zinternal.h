@@ -1,5 +1,5 @@
-/* Private state of the compression pipeline (compress.c, zpipe.c,
- * zsegment.c). */
+/* Private state of the data pipeline (pipeline.c, zsegment.c, zfile.c,
+ * compress.c). */
 #ifndef EK_WRITE_ZINTERNAL_H
 #define EK_WRITE_ZINTERNAL_H
 
@@ -7,42 +7,51 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "write/internal.h"
 #include "codec/encoder.h"
 #include "erofskit/erofskit.h"
 #include "format/zindex.h"
+#include "util/digest.h"
+#include "util/digtab.h"
 #include "util/pool.h"
+#include "write/internal.h"
 
 /* One extent a worker produced (addresses come at commit time). */
 struct zext {
 	uint64_t la;
 	uint32_t llen;
-	uint16_t blocks;
-	bool plain;
+	uint16_t blocks;         /* pcluster blocks */
+	bool plain;              /* stored uncompressed */
+	uint32_t csize;          /* stream bytes, at the end of its blocks */
+	uint8_t digest[DIGEST_SIZE]; /* of its input, when deduplicating */
 };
 
-/* Per-worker state: an encoder and an input buffer. */
+/* Per-worker state: an encoder and one pcluster of output. */
 struct zworker {
 	struct encoder *enc;
-	uint8_t *in;
-	size_t in_cap;
-	uint8_t *pcluster;       /* one pcluster of output */
+	uint8_t *pcluster;
 };
 
-/* A file being compressed: shared by its segments' tasks. */
+/* A file whose data goes through the pipeline: shared by its tasks. */
 struct zfile {
 	struct tnode *n;
-	int fd;
-	uint64_t first_blk;
-	struct fmt_zextent *ext;
+	int fd;                  /* the source, open while tasks read it */
+	bool packed;             /* the packed inode itself: no tail tricks */
+	uint32_t cluster;        /* its pclusters' size, bytes */
+	unsigned int queued_segments;
+	struct fmt_zextent *ext; /* committed extents, in order */
 	size_t next, cap;
-	uint64_t blocks;         /* pcluster blocks so far */
-	unsigned int segments;   /* total */
+	uint64_t blocks;         /* pcluster blocks it refers to (i_u) */
+	uint64_t own_blocks;     /* ... of which it wrote itself */
+	uint64_t first_blk;      /* where its own blocks start */
+	bool shared;             /* some of its pclusters are another's */
+	struct digtab fresh;     /* its own pclusters, for dedupe, once it
+	                            is sure to keep them */
 	struct zfile *next_open; /* all files, freed at teardown */
 };
 
 enum ztask_kind {
-	ZT_COMPRESS,             /* a segment of a file, on a worker */
+	ZT_SEGMENT,              /* a segment of a compressed file, on a worker */
+	ZT_FRAGMENT,             /* a whole file into the packed inode */
 	ZT_RAW,                  /* an uncompressed file or symlink */
 };
 
@@ -53,7 +62,11 @@ struct ztask {
 	struct tnode *n;
 	struct zfile *file;
 	uint64_t off, len;       /* the segment */
+	uint64_t size;           /* the file's, as far as known: the packed
+	                            inode's grows until its last segment */
 	unsigned int segment;    /* index within the file */
+	bool last;               /* the file's last segment */
+	uint8_t *in;             /* its bytes, read by the building thread */
 	bool ran;                /* compressed (sync or on a worker) */
 	int error;
 	ek_error err;
@@ -61,6 +74,13 @@ struct ztask {
 	size_t next, ext_cap;
 	uint8_t *data;           /* the pclusters, back to back */
 	size_t data_len, data_cap;
+	/* The last segment's end: [tail_la, file end) left for the packed
+	 * inode (tail_la < end), or a compressed form of a final extent that
+	 * started in the last lcluster and is stored plain, for tail packing
+	 * (tail_csize > 0, the stream in tail_stream). */
+	uint64_t tail_la;
+	uint8_t *tail_stream;
+	uint32_t tail_csize;
 	struct ztask *qnext;     /* commit order */
 };
 
@@ -69,8 +89,10 @@ struct zbuilder {
 	const struct codec *codec;
 	struct encoder_params ep;
 	uint32_t pcluster;       /* bytes */
+	uint32_t packed_pcluster;/* the packed inode's */
 	bool big;                /* pclusters above one block */
 	uint64_t segment;        /* bytes per segment */
+	uint64_t packed_segment; /* ... of the packed inode */
 	unsigned int workers;
 	struct pool *pool;       /* NULL: compress in the committing thread */
 	struct zworker *wk;
@@ -79,16 +101,19 @@ struct zbuilder {
 	uint64_t inflight_bytes;
 	uint16_t max_blocks;     /* largest pcluster written */
 	struct zfile *open;
+	struct zfile *packed;    /* the packed inode, once its data flows */
+	uint64_t packed_queued;  /* ... bytes of it queued */
 };
 
 /* zsegment.c: compress task->[off, off+len) of its file. */
 void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w);
 
-/* compress.c: whether compressing still saves blocks after `more`. */
-bool zfile_worthwhile(const struct zbuilder *zb, const struct zfile *f,
-		      uint64_t more_blocks);
-/* The file's last segment is in: build its index, or (fallback) store
- * it uncompressed from its first block on. */
-int zfile_finish(struct zbuilder *zb, struct zfile *f, bool fallback);
+/* zfile.c: a compressed file's extents, as its segments commit ... */
+int zfile_add_segment(struct zbuilder *zb, struct zfile *f, struct ztask *t);
+/* ... and its end: tail (fragment, inline, pcluster), index; or, when
+ * compression saved nothing, the file stored uncompressed instead. */
+int zfile_finish(struct zbuilder *zb, struct zfile *f, struct ztask *last);
+/* A file whose data is all one fragment, at off in the packed data. */
+int zfile_whole_fragment(struct zbuilder *zb, struct zfile *f, uint64_t off);
 
 #endif

@@ -1,20 +1,27 @@
 /*
- * One segment of a file into extents, by fixed-output compression:
- * each extent takes as much input as fits one physical cluster.  The
- * format's rules decide each extent's form:
+ * One segment of a file into extents, by fixed-output compression: each
+ * extent takes as much input as fits one physical cluster.  The format's
+ * rules decide each extent's form:
  *   - an extent that starts in the file's last lcluster is stored
  *     uncompressed (the reader derives its end from the next lcluster);
+ *     with tail packing a compressed form of it is kept too, in case it
+ *     fits after the inode;
  *   - a pcluster of several blocks needs its extent to cover the whole
  *     lcluster after its head (where its block count is recorded), else it
  *     is recompressed into one block;
- *   - an extent that does not save a whole block is stored uncompressed,
- *     one block of it, and compression resumes after it.
+ *   - input that does not save a block when compressed is stored
+ *     uncompressed, one block per extent: all of the input the attempt
+ *     took, since that much of it does not compress (retrying one block
+ *     further on would compress the same bytes again, up to 256 times per
+ *     cluster on incompressible data);
+ *   - with fragments, the file's last extent, which would fill its cluster
+ *     only partly, is left for the packed inode (t->tail_la).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "codec/probe.h"
 #include "write/zinternal.h"
 #include "util/error.h"
 
@@ -44,6 +51,12 @@ static int reserve(struct ztask *t, size_t data, ek_error *err)
 	return 0;
 }
 
+static void fill_digest(const struct zbuilder *zb, struct zext *e, const uint8_t *in)
+{
+	if (zb->b->lay.dedupe)
+		digest_of(in, e->llen, e->digest);
+}
+
 static int emit_plain(struct zbuilder *zb, struct ztask *t, const uint8_t *in,
 		      uint64_t la, uint32_t llen)
 {
@@ -55,11 +68,12 @@ static int emit_plain(struct zbuilder *zb, struct ztask *t, const uint8_t *in,
 	memcpy(t->data + t->data_len, in, llen);
 	memset(t->data + t->data_len + llen, 0, blksz - llen);
 	t->data_len += blksz;
-	t->ext[t->next++] = (struct zext){ la, llen, 1, true };
+	t->ext[t->next] = (struct zext){ .la = la, .llen = llen, .blocks = 1, .plain = true };
+	fill_digest(zb, &t->ext[t->next++], in);
 	return 0;
 }
 
-static int emit_compressed(struct zbuilder *zb, struct ztask *t,
+static int emit_compressed(struct zbuilder *zb, struct ztask *t, const uint8_t *in,
 			   const uint8_t *stream, size_t csize, uint64_t la,
 			   uint32_t llen, uint16_t blocks)
 {
@@ -72,101 +86,141 @@ static int emit_compressed(struct zbuilder *zb, struct ztask *t,
 	memset(t->data + t->data_len, 0, bytes - csize);
 	memcpy(t->data + t->data_len + bytes - csize, stream, csize);
 	t->data_len += bytes;
-	t->ext[t->next++] = (struct zext){ la, llen, blocks, false };
+	t->ext[t->next] = (struct zext){
+		.la = la, .llen = llen, .blocks = blocks, .csize = (uint32_t)csize,
+	};
+	fill_digest(zb, &t->ext[t->next++], in);
 	return 0;
 }
 
-static int read_input(struct ztask *t, struct zworker *w)
+/*
+ * The input at *pos did not save a block when compressed: store it plain,
+ * a block per extent, as long as its blocks do not compress at all (the
+ * probe), up to what the attempt took; at least one block.  Stopping at
+ * the first compressible block keeps a file's compressible part after an
+ * incompressible one; skipping the rest keeps the encoder from compressing
+ * the same incompressible bytes again and again, a block further each
+ * time (up to 256 times per cluster).
+ */
+static int emit_plain_run(struct zbuilder *zb, struct ztask *t, uint64_t *pos,
+			  size_t consumed)
 {
-	uint8_t *p;
-	uint64_t off = t->off;
-	size_t left = (size_t)t->len;
+	uint32_t blksz = zb->b->blksz;
+	uint64_t end = *pos + (consumed > blksz ? consumed : blksz);
+	int ret = 0;
 
-	if (w->in_cap < t->len) {
-		p = realloc(w->in, (size_t)t->len);
-		if (!p)
-			return err_fail(&t->err, -ENOMEM, "out of memory");
-		w->in = p;
-		w->in_cap = (size_t)t->len;
-	}
-	p = w->in;
-	while (left) {
-		ssize_t got = pread(t->file->fd, p, left, (off_t)off);
+	if (end > t->len)
+		end = t->len;
+	do {
+		uint32_t llen = t->len - *pos < blksz ? (uint32_t)(t->len - *pos) : blksz;
 
-		if (got < 0 && errno == EINTR)
+		ret = emit_plain(zb, t, t->in + *pos, t->off + *pos, llen);
+		*pos += llen;
+	} while (!ret && *pos < end &&
+		 !probe_compressible(t->in + *pos, end - *pos < blksz ? end - *pos : blksz));
+	return ret;
+}
+
+/* The kernel refuses extents that decode to more than 12 MiB: an encoder
+ * is offered at most this much (highly compressible data, zeros above
+ * all, would otherwise fill a cluster with more). */
+#define EXTENT_INPUT_MAX (8u << 20)
+
+/* Compress as much of in[0, left) as fits cap bytes; *consumed 0 when
+ * nothing fits.  A pcluster of several blocks must reach past the
+ * lcluster after its head (cofs: the head's offset in its lcluster). */
+static int fill_cluster(struct zbuilder *zb, struct ztask *t, struct zworker *w,
+			const uint8_t *in, uint64_t left, uint64_t cofs,
+			size_t *hint, size_t *consumed, size_t *csize)
+{
+	uint32_t blksz = zb->b->blksz, full = t->file->cluster, cap = full;
+
+	if (left > EXTENT_INPUT_MAX)
+		left = EXTENT_INPUT_MAX;
+	for (;;) {
+		int ret = encoder_fill(w->enc, in, (size_t)left, w->pcluster, cap,
+				       consumed, csize, cap == full ? hint : NULL);
+
+		if (ret == -ENOSPC) {
+			*consumed = 0;
+			return 0;
+		}
+		if (ret)
+			return err_fail(&t->err, ret, "%s: compressor failed (%d)",
+					t->n->src_path, ret);
+		if (*csize > blksz && cofs + *consumed < 2ull * blksz && cap > blksz) {
+			cap = blksz;   /* no lcluster to hold the count */
 			continue;
-		if (got < 0)
-			return err_fail(&t->err, -errno, "%s: read error at offset %llu: %s",
-				       t->n->src_path, (unsigned long long)off,
-				       strerror(errno));
-		if (got == 0)
-			return err_fail(&t->err, -ESTALE,
-				       "%s: shrank while being read (ends before offset %llu of %llu)",
-				       t->n->src_path, (unsigned long long)off,
-				       (unsigned long long)t->n->size);
-		p += got;
-		off += (uint64_t)got;
-		left -= (size_t)got;
+		}
+		return 0;
 	}
-	return 0;
+}
+
+/* With tail packing, a final extent stored plain because it starts in
+ * the last lcluster may still be inlined compressed: keep that form. */
+static void keep_tail_stream(struct zbuilder *zb, struct ztask *t, struct zworker *w,
+			     const uint8_t *in, uint64_t left)
+{
+	size_t consumed = 0, csize = 0;
+
+	if (!zb->b->lay.tailpack || t->file->packed ||
+	    encoder_fill(w->enc, in, (size_t)left, w->pcluster, zb->b->blksz,
+			 &consumed, &csize, NULL) || consumed != left || csize >= left)
+		return;
+	t->tail_stream = malloc(csize);
+	if (t->tail_stream) {
+		memcpy(t->tail_stream, w->pcluster, csize);
+		t->tail_csize = (uint32_t)csize;
+	}
 }
 
 void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w)
 {
 	uint32_t blksz = zb->b->blksz;
-	uint64_t size = t->n->size;
+	uint64_t size = t->size;
 	uint64_t last_lc = (size - 1) / blksz * blksz;   /* lclusters = blocks */
+	bool fragment_tail = t->last && !t->file->packed &&
+			     zb->b->lay.fragments != EK_FRAGMENTS_OFF;
 	uint64_t pos = 0;
 	size_t hint = 0;   /* per segment: the same wherever it runs */
-	int ret;
+	int ret = 0;
 
 	t->ran = true;
-	ret = read_input(t, w);
+	t->tail_la = t->off + t->len;
 	while (!ret && pos < t->len) {
 		uint64_t la = t->off + pos, left = t->len - pos;
-		uint64_t cofs = la % blksz;
+		const uint8_t *in = t->in + pos;
 		size_t consumed = 0, csize = 0;
-		uint32_t cap = zb->pcluster;
 		uint16_t blocks;
 
+		/* What is left would fill its cluster partly: compressed with
+		 * its neighbours instead.  Sure without compressing it when it
+		 * is no more than a cluster, or fits one even under fast LZ4
+		 * (which the real encoder beats). */
+		if (fragment_tail && (left <= t->file->cluster ||
+				      probe_fits(in, (size_t)left, t->file->cluster))) {
+			t->tail_la = la;
+			break;
+		}
 		if (la >= last_lc) {
 			/* Starts in the last lcluster: stored as it is. */
-			ret = emit_plain(zb, t, w->in + pos, la, (uint32_t)left);
-			pos += left;
-			continue;
-		}
-		for (;;) {
-			ret = encoder_fill(w->enc, w->in + pos, (size_t)left, w->pcluster,
-					      cap, &consumed, &csize,
-					      cap == zb->pcluster ? &hint : NULL);
-			if (ret == -ENOSPC) {
-				consumed = 0;
-				ret = 0;
-				break;
-			}
-			if (ret) {
-				err_fail(&t->err, ret, "%s: compressor failed (%d)",
-					t->n->src_path, ret);
-				break;
-			}
-			blocks = (uint16_t)((csize + blksz - 1) / blksz);
-			if (blocks > 1 && cofs + consumed < 2ull * blksz && cap > blksz) {
-				cap = blksz;   /* no lcluster to hold the count */
-				continue;
-			}
+			keep_tail_stream(zb, t, w, in, left);
+			ret = emit_plain(zb, t, in, la, (uint32_t)left);
 			break;
 		}
+		ret = fill_cluster(zb, t, w, in, left, la % blksz, &hint, &consumed, &csize);
 		if (ret)
 			break;
+		if (fragment_tail && consumed == left) {
+			t->tail_la = la;
+			break;
+		}
 		blocks = (uint16_t)((csize + blksz - 1) / blksz);
 		if (!consumed || blocks >= (consumed + blksz - 1) / blksz) {
-			uint32_t llen = left < blksz ? (uint32_t)left : blksz;
-
-			ret = emit_plain(zb, t, w->in + pos, la, llen);
-			pos += llen;
+			ret = emit_plain_run(zb, t, &pos, consumed);
 			continue;
 		}
-		ret = emit_compressed(zb, t, w->pcluster, csize, la, (uint32_t)consumed, blocks);
+		ret = emit_compressed(zb, t, in, w->pcluster, csize, la, (uint32_t)consumed, blocks);
 		pos += consumed;
 	}
 	t->error = ret;

@@ -19,6 +19,7 @@ words = [bytes(r.choice(b"abcdefghij") for _ in range(r.randint(2, 8))) for _ in
 open(os.path.join(root, "text"), "wb").write(b" ".join(r.choice(words) for _ in range(6000)))
 open(os.path.join(root, "random"), "wb").write(bytes(r.randrange(256) for _ in range(9000)))
 open(os.path.join(root, "small"), "wb").write(b"hello\n")
+open(os.path.join(root, "text-copy"), "wb").write(open(os.path.join(root, "text"), "rb").read())
 open(os.path.join(root, "d", "e", "deep"), "wb").write(b"x" * 5000)
 os.symlink("text", os.path.join(root, "link"))
 os.link(os.path.join(root, "small"), os.path.join(root, "d", "hardlink"))
@@ -34,8 +35,13 @@ with open(os.path.join(root, "sparse"), "wb") as f:
 PY
 mkfifo "$src/fifo"
 n=0
+# The layouts erofskit writes too: tails after the inode, fragments in the
+# packed inode (some deduplicated), shared pclusters.
 for opts in "" "-b 512" "-zlz4" "-zlz4hc -C16384" "-zdeflate" "-zzstd -C65536" \
-	    "-zlzma -C8192" "-b 512 -zlz4hc -C4096" "-zdeflate,9 -b 1024"; do
+	    "-zlzma -C8192" "-b 512 -zlz4hc -C4096" "-zdeflate,9 -b 1024" \
+	    "-zlz4hc -Eztailpacking" "-zzstd -Efragments,dedupe" \
+	    "-zlzma -C16384 -Eall-fragments" "-b 512 -zlz4 -C2048 -Efragments" \
+	    "-zdeflate -Eztailpacking,dedupe" "-Ededupe"; do
 	# shellcheck disable=SC2086
 	"$tool" mkfs -q -T 0 $opts "$out/image/ours-$n.img" "$src"
 	n=$((n + 1))

@@ -167,6 +167,29 @@ PY
 done
 cmp big/words.txt big-extract/words.txt || fail "the file extracted on a terminal differs"
 
+note "mkfs progress: files and bytes, a rate and the time left, on a terminal only"
+# More files than progress redraws, and a few seconds of lzma work.
+mkdir parts
+for i in $(seq 1 40); do head -c 300000 big/words.txt | tail -c $((300000 - i * 1000)) > "parts/part$i"; done
+script -qec "$(printf '%q ' "$E" mkfs -zlzma parts-tty.img parts)" /dev/null >tty.out ||
+	fail "mkfs on a terminal failed"
+python3 - tty.out <<'PY' || { cat -v tty.out >&2; fail "mkfs: no proper progress on a terminal"; }
+import re, sys
+out = open(sys.argv[1], "rb").read().decode()
+lines = re.findall(r"\rmkfs: ([0-9]+)/([0-9]+) files, ([0-9.]+) / ([0-9.]+) MiB \( *([0-9]+)%\), ([0-9.]+) MiB/s(, [0-9:]+ left)?", out)
+assert len(lines) >= 2, "fewer than two progress updates: %r" % lines
+files = [int(f) for f, _, _, _, _, _, _ in lines]
+done = [float(d) for _, _, d, _, _, _, _ in lines]
+assert files == sorted(files) and done == sorted(done), "progress went backwards: %r" % lines
+assert all(t == "40" for _, t, _, _, _, _, _ in lines), "not the 40 files: %r" % lines
+assert all(float(r) > 0 for _, _, _, _, _, r, _ in lines), "no rate"
+assert any(l for *_, l in lines), "never a time left"
+assert "\r\x1b[K" in out and out.index("\r\x1b[K") < out.index("parts-tty.img:"), "line not cleared"
+PY
+"$E" mkfs -zlzma parts-file.img parts >cli.out 2>cli.err || fail "mkfs into a file failed"
+grep -q "MiB/s" cli.err cli.out && fail "mkfs drew progress into a file"
+cmp parts-tty.img parts-file.img || fail "the image made on a terminal differs"
+
 note "--help and --version"
 for sub in "" mkfs fsck dump; do
 	for h in --help -h; do

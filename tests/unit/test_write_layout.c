@@ -774,17 +774,14 @@ static void seg_open(struct seg *s, const char *codec, uint32_t pcluster,
 	s->n.size = size;
 	s->n.src_path = (char *)"memfd";
 	s->f.n = &s->n;
-	s->f.fd = memfd_create("segment", 0);
-	assert_true(s->f.fd >= 0);
-	assert_int_equal(write(s->f.fd, data, size), (ssize_t)size);
+	s->f.cluster = pcluster;
+	s->f.fd = -1;
 	s->data = data;
 }
 
 static void seg_close(struct seg *s)
 {
-	close(s->f.fd);
 	encoder_destroy(s->w.enc);
-	free(s->w.in);
 	free(s->w.pcluster);
 }
 
@@ -798,12 +795,13 @@ static void task_free(struct ztask *t)
 static void seg_run(struct seg *s, struct ztask *t, uint64_t off, uint64_t len)
 {
 	memset(t, 0, sizeof(*t));
-	t->kind = ZT_COMPRESS;
+	t->kind = ZT_SEGMENT;
 	t->zb = &s->zb;
 	t->n = &s->n;
 	t->file = &s->f;
 	t->off = off;
 	t->len = len;
+	t->in = (uint8_t *)s->data + off;   /* read by the building thread */
 	zsegment_compress(&s->zb, t, &s->w);
 	if (t->error)
 		fail_msg("zsegment_compress: %s", t->err.message);

@@ -1,0 +1,161 @@
+/*
+ * Whole-file dedupe of uncompressed files.  Sizes first: a table of the
+ * sizes two files or more share; then, for those only, a digest of the
+ * content, read in a first pass (the second pass, the copy, reads it from
+ * the page cache).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "format/ondisk.h"
+#include "util/digest.h"
+#include "util/digtab.h"
+#include "util/error.h"
+#include "write/dedupe.h"
+#include "write/internal.h"
+#include "write/source.h"
+
+#define COPY_BUF (1u << 20)   /* data.c's copy buffer, which we share */
+
+struct size_count {
+	uint64_t size;
+	uint32_t count;
+};
+
+struct dedupe {
+	struct size_count *sizes;   /* open addressing; size 0 never stored */
+	size_t cap;
+	struct digtab flat;         /* (digest, size) -> startblk << 1 | inline */
+	struct tnode *pending;      /* the file being written, and its digest */
+	uint8_t digest[DIGEST_SIZE];
+};
+
+static size_t size_slot(const struct dedupe *d, uint64_t size)
+{
+	size_t k = (size_t)((size * 0x9E3779B97F4A7C15ull) >> 20) & (d->cap - 1);
+
+	while (d->sizes[k].size && d->sizes[k].size != size)
+		k = (k + 1) & (d->cap - 1);
+	return k;
+}
+
+int dedupe_plan(struct build *b)
+{
+	struct dedupe *d;
+	struct tnode *n;
+	size_t files = 0;
+
+	if (!b->lay.dedupe)
+		return 0;
+	for (n = b->tree.first; n; n = n->next)
+		files += S_ISREG(n->mode) && n->size > b->blksz;
+	d = calloc(1, sizeof(*d));
+	for (d && (d->cap = 64); d && d->cap < files * 2; d->cap *= 2)
+		;
+	if (!d || !(d->sizes = calloc(d->cap, sizeof(*d->sizes)))) {
+		free(d);
+		return err_fail(b->err, -ENOMEM, "out of memory");
+	}
+	for (n = b->tree.first; n; n = n->next) {
+		struct size_count *s;
+
+		if (!S_ISREG(n->mode) || n->size <= b->blksz)
+			continue;
+		s = &d->sizes[size_slot(d, n->size)];
+		s->size = n->size;
+		s->count++;
+	}
+	b->dedupe = d;
+	return 0;
+}
+
+void dedupe_free(struct build *b)
+{
+	struct dedupe *d = b->dedupe;
+
+	if (d) {
+		digtab_free(&d->flat);
+		free(d->sizes);
+		free(d);
+		b->dedupe = NULL;
+	}
+}
+
+static int file_digest(struct build *b, const struct tnode *n, int fd, uint8_t *buf,
+		       uint8_t *out)
+{
+	struct digest_state *s = digest_begin();
+	uint64_t off;
+	int ret = 0;
+
+	if (!s)
+		return err_fail(b->err, -ENOMEM, "out of memory");
+	for (off = 0; off < n->size && !ret; off += COPY_BUF) {
+		size_t want = n->size - off < COPY_BUF ? (size_t)(n->size - off) : COPY_BUF;
+
+		ret = source_pread(b, n, fd, buf, want, off);
+		if (!ret)
+			digest_add(s, buf, want);
+	}
+	digest_end(s, out);
+	return ret;
+}
+
+int dedupe_flat(struct build *b, struct tnode *n, int fd, uint8_t *buf, bool *done)
+{
+	struct dedupe *d = b->dedupe;
+	uint64_t tail = n->size % b->blksz, body = n->size - tail, found;
+	bool inline_tail;
+	int ret;
+
+	*done = false;
+	if (!d || n->size <= b->blksz || d->sizes[size_slot(d, n->size)].count < 2)
+		return 0;
+	ret = file_digest(b, n, fd, buf, d->digest);
+	if (ret)
+		return ret;
+	d->pending = n;
+	if (!digtab_find(&d->flat, d->digest, n->size, &found))
+		return 0;
+	/* The first copy's tail is inline only if it fitted beside its own
+	 * inode: this one takes the same form if its tail fits too; else
+	 * it is written out like any other file. */
+	inline_tail = found & 1;
+	if (inline_tail && !(b->lay.inline_data &&
+			     tnode_core_size(n) + n->xattr_size + tail <= b->blksz))
+		return 0;
+	n->startblk = found >> 1;
+	if (inline_tail) {
+		n->layout = EROFS_LAYOUT_FLAT_INLINE;
+		n->inline_size = (uint32_t)tail;
+		n->inline_data = malloc(tail);
+		if (!n->inline_data)
+			return err_fail(b->err, -ENOMEM, "out of memory");
+		ret = source_pread(b, n, fd, n->inline_data, n->inline_size, body);
+	} else {
+		n->layout = EROFS_LAYOUT_FLAT_PLAIN;
+		body = n->size;
+	}
+	n->nblocks = div_round_up_u64(body, b->blksz);
+	d->pending = NULL;
+	b->stats->dedupe_hits++;
+	build_progress(b, n->size);
+	*done = !ret;
+	return ret;
+}
+
+int dedupe_flat_written(struct build *b, const struct tnode *n)
+{
+	struct dedupe *d = b->dedupe;
+	uint64_t value;
+
+	if (!d || d->pending != n)
+		return 0;
+	d->pending = NULL;
+	value = n->startblk << 1 | (n->layout == EROFS_LAYOUT_FLAT_INLINE);
+	if (digtab_add(&d->flat, d->digest, n->size, value))
+		return err_fail(b->err, -ENOMEM, "out of memory");
+	return 0;
+}

@@ -1,0 +1,29 @@
+/*
+ * Identical uncompressed files stored once: a file whose size no other
+ * file has cannot be a copy, so only files of a shared size are read
+ * twice (once to hash them); a copy refers to the first one's blocks.
+ */
+#ifndef EK_WRITE_DEDUPE_H
+#define EK_WRITE_DEDUPE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct build;
+struct tnode;
+
+/* Note the sizes of the tree's regular files (after the scan). */
+int dedupe_plan(struct build *b);
+void dedupe_free(struct build *b);
+
+/*
+ * Before writing n uncompressed from fd: when an identical file's blocks
+ * hold its data already, lay n out over them (*done true; the inline
+ * tail, if any, still read from fd).  Otherwise *done is false and, once
+ * n is written, dedupe_flat_written() remembers it.
+ */
+int dedupe_flat(struct build *b, struct tnode *n, int fd, uint8_t *buf,
+		bool *done);
+int dedupe_flat_written(struct build *b, const struct tnode *n);
+
+#endif

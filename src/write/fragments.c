@@ -1,0 +1,143 @@
+/*
+ * The packed inode's data, gathered in a temporary file beside the image:
+ * it can be as large as the whole tree (all-fragments), far beyond the
+ * memory a build may take.  Fragments are appended in commit order, so
+ * offsets are the same whatever the number of workers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/digtab.h"
+#include "util/error.h"
+#include "write/fragments.h"
+#include "write/internal.h"
+
+struct packed {
+	int fd;
+	uint64_t size;
+	struct digtab seen;        /* (digest, length) -> offset */
+};
+
+int packed_open(struct build *b, const char *image_path)
+{
+	struct packed *p = calloc(1, sizeof(*p));
+	char *copy = strdup(image_path);
+
+	if (!p || !copy) {
+		free(p);
+		free(copy);
+		return err_fail(b->err, -ENOMEM, "out of memory");
+	}
+	/* Unnamed, so that nothing is left behind, on the image's own
+	 * filesystem, which has room for the image anyway. */
+	p->fd = open(dirname(copy), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (p->fd < 0) {
+		int e = errno;
+
+		free(p);
+		free(copy);
+		return err_fail(b->err, -e, "%s: cannot create a temporary file for the packed inode: %s",
+				image_path, strerror(e));
+	}
+	free(copy);
+	b->packed = p;
+	return 0;
+}
+
+void packed_close(struct build *b)
+{
+	struct packed *p = b->packed;
+
+	if (p) {
+		close(p->fd);
+		digtab_free(&p->seen);
+		free(p);
+		b->packed = NULL;
+	}
+}
+
+int packed_fd(const struct build *b)
+{
+	return b->packed->fd;
+}
+
+static int write_all(struct build *b, struct packed *p, const uint8_t *data, size_t len)
+{
+	uint64_t off = p->size;
+
+	while (len) {
+		ssize_t n = pwrite(p->fd, data, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return err_fail(b->err, n < 0 ? -errno : -EIO,
+					"writing the packed inode's data: %s",
+					n < 0 ? strerror(errno) : "no progress");
+		data += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	p->size = off;
+	return 0;
+}
+
+int packed_append(struct build *b, const uint8_t *data, size_t len, bool whole,
+		  uint64_t *off)
+{
+	struct packed *p = b->packed;
+	bool dedupe = b->lay.fragdedupe == EK_FRAGDEDUPE_FULL ||
+		      (whole && b->lay.fragdedupe == EK_FRAGDEDUPE_INODE);
+	uint8_t digest[DIGEST_SIZE];
+	int ret;
+
+	if (dedupe) {
+		digest_of(data, len, digest);
+		if (digtab_find(&p->seen, digest, len, off)) {
+			b->stats->dedupe_hits++;
+			return 0;
+		}
+	}
+	*off = p->size;
+	ret = write_all(b, p, data, len);
+	if (!ret && dedupe && digtab_add(&p->seen, digest, len, *off))
+		ret = err_fail(b->err, -ENOMEM, "out of memory");
+	b->stats->packed_bytes = p->size;
+	return ret;
+}
+
+uint64_t packed_size(const struct build *b)
+{
+	return b->packed->size;
+}
+
+int packed_node(struct build *b, struct tnode **out)
+{
+	struct packed *p = b->packed;
+	struct tnode *n;
+
+	*out = b->packed_inode;
+	if (*out)
+		return 0;
+	n = tree_new_inode(&b->tree);
+	if (!n)
+		return err_fail(b->err, -ENOMEM, "out of memory");
+	/* A regular file no directory names, as mkfs.erofs writes it. */
+	n->mode = S_IFREG | 0644;
+	n->nlink = 1;
+	n->size = p->size;
+	n->mtime = b->epoch;
+	n->mtime_nsec = b->fixed_nsec;
+	n->src_path = strdup("the packed inode's data");
+	if (!n->src_path)
+		return err_fail(b->err, -ENOMEM, "out of memory");
+	b->packed_inode = n;
+	b->stats->files++;
+	*out = n;
+	return 0;
+}

@@ -1,0 +1,33 @@
+/*
+ * The packed inode's data: fragments (file tails, whole small files)
+ * gathered in commit order into a temporary file, stored once when
+ * identical (fragdedupe), then compressed like any other file.
+ */
+#ifndef EK_WRITE_FRAGMENTS_H
+#define EK_WRITE_FRAGMENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct build;
+struct tnode;
+
+/* Ready the packed data beside the image (a temporary file that is gone
+ * however the build ends). */
+int packed_open(struct build *b, const char *image_path);
+void packed_close(struct build *b);
+
+/* Append a fragment (or find an identical one, as fragdedupe allows: whole
+ * files only, or tails too); *off: where it lies in the packed data. */
+int packed_append(struct build *b, const uint8_t *data, size_t len, bool whole,
+		  uint64_t *off);
+
+/* The packed inode, added to the tree the first time (its size grows with
+ * the data: the caller sets it at the end); its data is packed_fd()'s,
+ * packed_size() bytes so far. */
+int packed_node(struct build *b, struct tnode **packed);
+int packed_fd(const struct build *b);
+uint64_t packed_size(const struct build *b);
+
+#endif

@@ -1,0 +1,256 @@
+/*
+ * Build options: defaults, mkfs.erofs's -z and -E spellings, and every
+ * option's meaning checked in one place, so that a caller of the library
+ * gets the same answers as the tool.  The layouts left to the library
+ * (EK_DEFAULT) are resolved here, from measurements (see README).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/codec.h"
+#include "format/ondisk.h"
+#include "format/zindex.h"
+#include "util/error.h"
+#include "util/pool.h"
+#include "write/internal.h"
+
+void ek_build_options_init(ek_build_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->block_size = 4096;
+	o->force_uid = -1;
+	o->force_gid = -1;
+	o->compressor = EK_COMPRESS_NONE;
+	o->level = -1;
+	o->ztailpacking = EK_DEFAULT;
+	o->fragments = EK_DEFAULT;
+	o->fragdedupe = EK_DEFAULT;
+	o->dedupe = EK_DEFAULT;
+}
+
+int ek_parse_compressor(const char *spec, ek_build_options *o, ek_error *err)
+{
+	char buf[128], *tok, *save = NULL;
+	const struct codec *c;
+
+	if (strlen(spec) >= sizeof(buf))
+		return err_fail(err, -EINVAL, "compressor spec '%s' is too long", spec);
+	strcpy(buf, spec);
+	tok = strtok_r(buf, ",", &save);
+	if (!tok)
+		return err_fail(err, -EINVAL, "empty compressor spec");
+	c = codec_by_name(tok);
+	if (!c) {
+		char names[96];
+
+		codec_names(names, sizeof(names));
+		return err_fail(err, -EINVAL, "unknown compressor '%s' (%s)", tok, names);
+	}
+	o->compressor = (enum ek_compressor)(c - codec_get(0));
+	o->level = -1;
+	while ((tok = strtok_r(NULL, ",", &save))) {
+		const char *val = tok;
+		char *end;
+		long v;
+
+		if (!strncmp(tok, "level=", 6)) {
+			val = tok + 6;
+		} else if (!strncmp(tok, "dictsize=", 9)) {
+			unsigned long long d = strtoull(tok + 9, &end, 0);
+
+			if (!c->dict_max)
+				return err_fail(err, -EINVAL, "%s takes no dictsize", c->name);
+			if (*end || d < c->dict_min || d > c->dict_max)
+				return err_fail(err, -EINVAL, "dictsize '%s': %s takes %u to %u bytes",
+						tok + 9, c->name, c->dict_min, c->dict_max);
+			o->dict_size = (uint32_t)d;
+			continue;
+		}
+		v = strtol(val, &end, 10);
+		if (end == val || *end)
+			return err_fail(err, -EINVAL, "bad compressor option '%s' in '%s'", tok, spec);
+		if (!codec_level_valid(c, (int)v))
+			return err_fail(err, -EINVAL, "level %ld is out of range for %s", v,
+					c->name);
+		o->level = (int)v;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ -E */
+
+static int parse_size_arg(const char *name, const char *arg, uint32_t *out, ek_error *err)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!arg) {
+		*out = 0;
+		return 0;
+	}
+	v = strtoull(arg, &end, 0);
+	if (end == arg || *end || v > EROFS_MAX_PCLUSTER_BYTES)
+		return err_fail(err, -EINVAL, "-E%s=%s: a cluster size up to 1 MiB", name, arg);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* One -E option: NAME, NAME=ARG or ^NAME. */
+static int parse_one(char *tok, ek_build_options *o, ek_error *err)
+{
+	bool off = tok[0] == '^';
+	char *name = off ? tok + 1 : tok, *arg = strchr(name, '=');
+
+	if (arg)
+		*arg++ = '\0';
+	if (off && arg)
+		return err_fail(err, -EINVAL, "-E^%s takes no value", name);
+	if (!strcmp(name, "ztailpacking")) {
+		o->ztailpacking = !off;
+	} else if (!strcmp(name, "fragments") || !strcmp(name, "all-fragments")) {
+		bool all = name[0] == 'a';
+
+		o->fragments = off ? EK_FRAGMENTS_OFF : all ? EK_FRAGMENTS_ALL : EK_FRAGMENTS_TAILS;
+		return parse_size_arg(name, arg, &o->fragment_cluster, err);
+	} else if (!strcmp(name, "dedupe")) {
+		o->dedupe = !off;
+	} else if (!strcmp(name, "fragdedupe")) {
+		if (off || (arg && !strcmp(arg, "off")))
+			o->fragdedupe = EK_FRAGDEDUPE_OFF;
+		else if (arg && !strcmp(arg, "inode"))
+			o->fragdedupe = EK_FRAGDEDUPE_INODE;
+		else if (!arg || !strcmp(arg, "full"))
+			o->fragdedupe = EK_FRAGDEDUPE_FULL;
+		else
+			return err_fail(err, -EINVAL, "-Efragdedupe=%s: inode, full or off", arg);
+		return 0;
+	} else if (!strcmp(name, "noinline_data")) {
+		o->no_inline_data = !off;
+	} else if (!strcmp(name, "inline_data")) {
+		o->no_inline_data = off;
+	} else {
+		return err_fail(err, -EINVAL,
+				"-E%s: not an extended option erofskit implements (ztailpacking, fragments[=SIZE], all-fragments[=SIZE], dedupe, fragdedupe=inode|full|off, noinline_data)",
+				name);
+	}
+	if (arg)
+		return err_fail(err, -EINVAL, "-E%s takes no value", name);
+	return 0;
+}
+
+int ek_parse_extended_options(const char *list, ek_build_options *o, ek_error *err)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return err_fail(err, -ENOMEM, "out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save))
+		ret = parse_one(tok, o, err);
+	free(copy);
+	return ret;
+}
+
+/* ------------------------------------------------------------ checks */
+
+static int check_compression(const ek_build_options *o, uint32_t bs, ek_error *err)
+{
+	const struct codec *c = codec_get(o->compressor);
+	uint32_t pc = o->pcluster_size;
+
+	if (!c) {
+		if (o->compressor != EK_COMPRESS_NONE)
+			return err_fail(err, -EINVAL, "unknown compressor %d", (int)o->compressor);
+		if (pc)
+			return err_fail(err, -EINVAL,
+					"a cluster size sets the compressed cluster: it needs a compressor");
+		return 0;
+	}
+	if (o->level >= 0 && !codec_level_valid(c, o->level))
+		return err_fail(err, -EINVAL, "level %d is out of range for %s", o->level, c->name);
+	if (o->dict_size && (o->dict_size < c->dict_min || o->dict_size > c->dict_max))
+		return err_fail(err, -EINVAL, "dictionary of %u bytes: %s takes %u to %u",
+				o->dict_size, c->name, c->dict_min, c->dict_max);
+	if (pc && (pc % bs || pc > EROFS_MAX_PCLUSTER_BYTES || pc / bs > Z_CBLKCNT_MASK))
+		return err_fail(err, -EINVAL,
+				"cluster size %u is not a multiple of the %u-byte block up to 1 MiB (%u blocks at most)",
+				pc, bs, Z_CBLKCNT_MASK);
+	if (c->cluster_blocks_max &&
+	    ((pc && pc / bs > c->cluster_blocks_max) ||
+	     (o->fragment_cluster && o->fragment_cluster / bs > c->cluster_blocks_max)))
+		return err_fail(err, -EINVAL,
+				"%s clusters of more than %u blocks (%u bytes with %u-byte blocks) do not mount in Linux",
+				c->name, c->cluster_blocks_max, c->cluster_blocks_max * bs, bs);
+	return 0;
+}
+
+static bool chosen(int v)
+{
+	return v != EK_DEFAULT;
+}
+
+/* The layouts of compressed files: each needs a compressor. */
+static int check_layouts(const ek_build_options *o, ek_error *err)
+{
+	bool compressed = o->compressor != EK_COMPRESS_NONE;
+
+	if (chosen(o->fragments) && (o->fragments < EK_FRAGMENTS_OFF || o->fragments > EK_FRAGMENTS_ALL))
+		return err_fail(err, -EINVAL, "fragments mode %d", o->fragments);
+	if (chosen(o->fragdedupe) &&
+	    (o->fragdedupe < EK_FRAGDEDUPE_OFF || o->fragdedupe > EK_FRAGDEDUPE_FULL))
+		return err_fail(err, -EINVAL, "fragdedupe mode %d", o->fragdedupe);
+	if (!compressed && ((chosen(o->ztailpacking) && o->ztailpacking) ||
+			    (chosen(o->fragments) && o->fragments)))
+		return err_fail(err, -EINVAL,
+				"tail packing and fragments are layouts of compressed files: they need a compressor");
+	if (o->fragment_cluster && (o->fragment_cluster % o->block_size ||
+				    o->fragment_cluster / o->block_size > Z_CBLKCNT_MASK))
+		return err_fail(err, -EINVAL,
+				"packed inode cluster %u is not a multiple of the %u-byte block up to 1 MiB",
+				o->fragment_cluster, o->block_size);
+	return 0;
+}
+
+/* What EK_DEFAULT stands for; see the README for the measurements. */
+static void resolve_layouts(struct build *b)
+{
+	const ek_build_options *o = &b->o;
+	struct layouts *l = &b->lay;
+	bool compressed = o->compressor != EK_COMPRESS_NONE;
+
+	l->fragments = chosen(o->fragments) ? (enum ek_fragments)o->fragments
+					    : EK_FRAGMENTS_OFF;
+	l->tailpack = compressed && l->fragments == EK_FRAGMENTS_OFF &&
+		      (chosen(o->ztailpacking) ? o->ztailpacking != 0 : false);
+	l->dedupe = chosen(o->dedupe) ? o->dedupe != 0 : false;
+	l->fragdedupe = l->fragments == EK_FRAGMENTS_OFF ? EK_FRAGDEDUPE_OFF :
+			chosen(o->fragdedupe) ? (enum ek_fragdedupe)o->fragdedupe :
+			EK_FRAGDEDUPE_FULL;
+	l->inline_data = !o->no_inline_data;
+	l->inline_max = 0;
+}
+
+int build_check_options(struct build *b)
+{
+	uint32_t bs = b->o.block_size;
+	int ret;
+
+	if (bs < 512 || bs > 4096 || (bs & (bs - 1)))
+		return err_fail(b->err, -EINVAL,
+			       "block size %u is not a power of two in 512..4096", bs);
+	b->blksz = bs;
+	b->blkszbits = (unsigned int)__builtin_ctz(bs);
+	if (strnlen(b->o.label, sizeof(b->o.label)) > 15)
+		return err_fail(b->err, -EINVAL, "volume label longer than 15 bytes");
+	ret = check_compression(&b->o, bs, b->err);
+	if (!ret)
+		ret = check_layouts(&b->o, b->err);
+	if (!ret)
+		ret = pool_resolve_workers(b->o.workers, &b->workers, b->err);
+	if (!ret)
+		resolve_layouts(b);
+	return ret;
+}
+

@@ -1,0 +1,96 @@
+# The space-saving layouts erofskit writes (tail packing, fragments in the
+# packed inode, dedupe) for every algorithm, at one-block and 1 MiB
+# clusters, with 4096- and 512-byte blocks: the kernel mounts each image
+# and shows exactly the source tree; erofskit fsck finds it clean;
+# Debian's fsck.erofs 1.5 checks the lz4/lz4hc images it can read (tail
+# packing, no fragments); and one worker or three make the same bytes.
+. "$(dirname "$0")/lib.sh"
+
+make_compact_tree "$T/src" "$T/base.json"
+# What dedupe and fragments work on: copies of whole files, files that
+# share a prefix or a tail, zeros, files whose tails are one fragment,
+# and an incompressible file among compressible ones.
+python3 - "$T/src/dedupe" <<'PY'
+import os, random, sys
+root = sys.argv[1]
+os.makedirs(root)
+r = random.Random(17)
+words = [bytes(r.choice(b"abcdefghijklmnop") for _ in range(r.randint(2, 9))) for _ in range(300)]
+def text(n):
+    out = bytearray()
+    while len(out) < n:
+        out += r.choice(words) + b" "
+    return bytes(out[:n])
+big = text(700000)
+for name in ("copy-a", "copy-b", "sub/copy-c"):
+    os.makedirs(os.path.dirname(os.path.join(root, name)), exist_ok=True)
+    open(os.path.join(root, name), "wb").write(big)
+open(os.path.join(root, "prefix"), "wb").write(big[:400000] + text(9000))
+open(os.path.join(root, "tail-1"), "wb").write(text(150000) + big[-30000:])
+open(os.path.join(root, "tail-2"), "wb").write(text(70000) + big[-30000:])
+open(os.path.join(root, "zeros"), "wb").write(bytes(3000000))
+open(os.path.join(root, "random"), "wb").write(os.urandom(200000))
+open(os.path.join(root, "random-copy"), "wb").write(open(os.path.join(root, "random"), "rb").read())
+for i in range(30):
+    open(os.path.join(root, "small-%02d" % i), "wb").write(text(100 + 700 * i))
+PY
+manifest "$T/src" "$T/src.json"
+
+# Every layout and combination with 4 KiB blocks; a few with 512-byte ones.
+all="-Eztailpacking -Efragments -Eall-fragments -Efragments,dedupe -Eztailpacking,dedupe -Eall-fragments=16384,fragdedupe=inode -Efragments,^fragdedupe"
+some="-Eztailpacking,dedupe -Eall-fragments=16384,fragdedupe=inode -Efragments,dedupe"
+
+check() {   # label, workers-too?, mkfs options...
+	local label=$1 workers=$2
+	shift 2
+	"$EROFSKIT" mkfs -q "$@" "$T/img" "$T/src" || fail "mkfs $label"
+	"$EROFSKIT" fsck -q "$T/img" || fail "erofskit fsck of $label"
+	kernel_check "$T/img" "$T/src.json" "$label"
+	[ "$workers" = yes ] || return 0
+	"$EROFSKIT" mkfs -q --workers 1 "$@" "$T/img1" "$T/src" || fail "mkfs --workers 1 $label"
+	"$EROFSKIT" mkfs -q --workers 3 "$@" "$T/img3" "$T/src" || fail "mkfs --workers 3 $label"
+	cmp -s "$T/img" "$T/img1" && cmp -s "$T/img" "$T/img3" ||
+		fail "$label: the image depends on the number of workers"
+}
+
+for bs in 4096 512; do
+	# The largest cluster a block size allows (2047 blocks of 512 bytes).
+	big=1048576 layouts=$(normal_or_sanitized "$all" "$some")
+	[ $bs = 512 ] && layouts=$some
+	for alg in lz4 lz4hc deflate zstd lzma; do
+		# Linux takes lz4 clusters of 256 blocks at most.
+		[ $bs = 512 ] && case $alg in lz4*) big=131072 ;; *) big=524288 ;; esac
+		for C in $bs $big; do
+			for layout in $layouts; do
+				label="$alg -b$bs -C$C $layout"
+				note "$label"
+				# Same bytes for any number of workers: checked at the
+				# large clusters, where segments hold several.
+				check "$label" $([ $C = $big ] && echo yes || echo no) \
+					-b $bs -z$alg -C$C $layout
+				# Debian's 1.5 knows tail packing, not fragments or
+				# dedupe, and only 4 KiB blocks.
+				case $bs,$alg,$layout in
+				4096,lz4*,-Eztailpacking)
+					fsck.erofs "$T/img" >"$T/fsck.out" 2>&1 ||
+						{ cat "$T/fsck.out" >&2; fail "fsck.erofs 1.5 rejects $label"; } ;;
+				esac
+			done
+		done
+	done
+done
+
+note "uncompressed, with dedupe: copies share their blocks"
+check "-Ededupe" yes -Ededupe
+plain=$(stat -c %s "$T/img")
+"$EROFSKIT" mkfs -q "$T/img-plain" "$T/src" || fail "mkfs without dedupe"
+[ "$plain" -lt "$(stat -c %s "$T/img-plain")" ] || fail "dedupe saved nothing on copies"
+
+note "the layouts need a compressor, and bad -E options name themselves"
+expect_exit 2 "$EROFSKIT" mkfs -q -b 512 -zlz4 -C262144 "$T/x.img" "$T/src"
+expect_exit 2 "$EROFSKIT" mkfs -q -Efragments "$T/x.img" "$T/src"
+expect_exit 2 "$EROFSKIT" mkfs -q -zlz4 -Ebogus "$T/x.img" "$T/src"
+"$EROFSKIT" mkfs -q -zlz4 -Ebogus "$T/x.img" "$T/src" 2>"$T/err" || true
+grep -q "Ebogus" "$T/err" || fail "an unknown -E option is not named"
+[ ! -e "$T/x.img" ] || fail "a refused mkfs left an image"
+echo PASS

@@ -87,17 +87,25 @@ static int write_all(struct build *b, struct packed *p, const uint8_t *data, siz
 	return 0;
 }
 
+bool packed_dedupes(const struct build *b, bool whole)
+{
+	return b->lay.fragdedupe == EK_FRAGDEDUPE_FULL ||
+	       (whole && b->lay.fragdedupe == EK_FRAGDEDUPE_INODE);
+}
+
 int packed_append(struct build *b, const uint8_t *data, size_t len, bool whole,
-		  uint64_t *off)
+		  const uint8_t *known, uint64_t *off)
 {
 	struct packed *p = b->packed;
-	bool dedupe = b->lay.fragdedupe == EK_FRAGDEDUPE_FULL ||
-		      (whole && b->lay.fragdedupe == EK_FRAGDEDUPE_INODE);
+	bool dedupe = packed_dedupes(b, whole);
 	uint8_t digest[DIGEST_SIZE];
 	int ret;
 
 	if (dedupe) {
-		digest_of(data, len, digest);
+		if (known)
+			memcpy(digest, known, DIGEST_SIZE);
+		else
+			digest_of(data, len, digest);
 		if (digtab_find(&p->seen, digest, len, off)) {
 			b->stats->dedupe_hits++;
 			return 0;

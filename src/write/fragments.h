@@ -19,9 +19,13 @@ int packed_open(struct build *b, const char *image_path);
 void packed_close(struct build *b);
 
 /* Append a fragment (or find an identical one, as fragdedupe allows: whole
- * files only, or tails too); *off: where it lies in the packed data. */
+ * files only, or tails too); *off: where it lies in the packed data.
+ * digest: the data's, when the caller has it (NULL: computed here if
+ * needed). */
 int packed_append(struct build *b, const uint8_t *data, size_t len, bool whole,
-		  uint64_t *off);
+		  const uint8_t *digest, uint64_t *off);
+/* Whether packed_append() would look for an identical fragment. */
+bool packed_dedupes(const struct build *b, bool whole);
 
 /* The packed inode, added to the tree the first time (its size grows with
  * the data: the caller sets it at the end); its data is packed_fd()'s,

@@ -213,18 +213,30 @@ static int check_layouts(const ek_build_options *o, ek_error *err)
 	return 0;
 }
 
-/* What EK_DEFAULT stands for; see the README for the measurements. */
+/*
+ * What EK_DEFAULT stands for.  Compressed images get fragments (tails and
+ * files smaller than a cluster, with their neighbours) and dedupe: on the
+ * tree of 13,830 small files, lz4hc at one-block clusters, 90.6 MiB
+ * instead of 138.9, while the kernel reads every file cold in 1.58 s
+ * against 1.65 s from the image the previous default made, and erofskit
+ * mount serves 400 random files in 0.91 s against 0.90 s
+ * (bench/layouts.sh; all-fragments: 90.5 MiB, but 2.01 s and 1.14 s).
+ * Uncompressed images stay as they were, like mkfs.erofs's.
+ */
 static void resolve_layouts(struct build *b)
 {
 	const ek_build_options *o = &b->o;
 	struct layouts *l = &b->lay;
 	bool compressed = o->compressor != EK_COMPRESS_NONE;
 
-	l->fragments = chosen(o->fragments) ? (enum ek_fragments)o->fragments
-					    : EK_FRAGMENTS_OFF;
+	/* Asking for tail packing asks for tails after their inode, not in
+	 * the packed inode: the default fragments give way to it. */
+	l->fragments = chosen(o->fragments) ? (enum ek_fragments)o->fragments :
+		       compressed && !(chosen(o->ztailpacking) && o->ztailpacking) ?
+		       EK_FRAGMENTS_TAILS : EK_FRAGMENTS_OFF;
 	l->tailpack = compressed && l->fragments == EK_FRAGMENTS_OFF &&
 		      (chosen(o->ztailpacking) ? o->ztailpacking != 0 : false);
-	l->dedupe = chosen(o->dedupe) ? o->dedupe != 0 : false;
+	l->dedupe = chosen(o->dedupe) ? o->dedupe != 0 : compressed;
 	l->fragdedupe = l->fragments == EK_FRAGMENTS_OFF ? EK_FRAGDEDUPE_OFF :
 			chosen(o->fragdedupe) ? (enum ek_fragdedupe)o->fragdedupe :
 			EK_FRAGDEDUPE_FULL;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "codec/probe.h"
+#include "util/digest.h"
 #include "util/error.h"
 #include "write/compress.h"
 #include "write/fragments.h"
@@ -30,11 +31,25 @@
 
 static int queue_packed(struct zbuilder *zb, bool end);
 
+/* A whole file for the packed inode: whether it belongs there at all
+ * (incompressible data would only make its neighbours there harder to
+ * compress: it stays as it is), and its digest for fragdedupe. */
+static void look_at_fragment(struct zbuilder *zb, struct ztask *t)
+{
+	t->ran = true;
+	t->compressible = probe_compressible(t->in, (size_t)t->len);
+	if (t->compressible && packed_dedupes(zb->b, true))
+		digest_of(t->in, (size_t)t->len, t->digest);
+}
+
 static void run_job(struct pool_job *job, unsigned int worker)
 {
 	struct ztask *t = (struct ztask *)job;
 
-	zsegment_compress(t->zb, t, &t->zb->wk[worker]);
+	if (t->kind == ZT_FRAGMENT)
+		look_at_fragment(t->zb, t);
+	else
+		zsegment_compress(t->zb, t, &t->zb->wk[worker]);
 }
 
 static void free_task(struct ztask *t)
@@ -64,8 +79,14 @@ static int commit_fragment(struct zbuilder *zb, struct ztask *t)
 {
 	struct build *b = zb->b;
 	uint64_t off;
-	int ret = packed_append(b, t->in, (size_t)t->len, true, &off);
+	int ret;
 
+	if (!t->ran)
+		look_at_fragment(zb, t);
+	if (!t->compressible)
+		return data_write_uncompressed(b, t->n);
+	ret = packed_append(b, t->in, (size_t)t->len, true,
+			    packed_dedupes(b, true) ? t->digest : NULL, &off);
 	build_progress(b, t->len);
 	if (!ret)
 		ret = zfile_whole_fragment(zb, t->file, off);
@@ -83,7 +104,7 @@ static int commit_head(struct zbuilder *zb)
 	zb->head = t->qnext;
 	if (!zb->head)
 		zb->tail = NULL;
-	if (t->kind == ZT_SEGMENT && zb->pool)
+	if (t->kind != ZT_RAW && zb->pool)
 		pool_wait(zb->pool, &t->job);
 	switch (t->kind) {
 	case ZT_RAW:
@@ -117,7 +138,7 @@ static void drop_queue(struct zbuilder *zb)
 		struct ztask *t = zb->head;
 
 		zb->head = t->qnext;
-		if (t->kind == ZT_SEGMENT && zb->pool)
+		if (t->kind != ZT_RAW && zb->pool)
 			pool_wait(zb->pool, &t->job);
 		free_task(t);
 	}
@@ -149,7 +170,7 @@ static void enqueue(struct zbuilder *zb, struct ztask *t)
 	if (t->kind == ZT_RAW)
 		return;
 	zb->inflight_bytes += t->len;
-	if (t->kind == ZT_SEGMENT && zb->pool) {
+	if (zb->pool) {
 		t->job.run = run_job;
 		pool_submit(zb->pool, &t->job);
 	}
@@ -238,12 +259,6 @@ static int queue_file(struct zbuilder *zb, struct tnode *n, int fd, bool whole_f
 			break;
 		}
 		t->segment = seg++;
-		/* Incompressible data would only make its neighbours in the
-		 * packed inode harder to compress: it stays as it is. */
-		if (whole_fragment && !probe_compressible(t->in, (size_t)len)) {
-			free_task(t);
-			return queue_raw(zb, n);
-		}
 		enqueue(zb, t);
 	}
 	return ret;
@@ -261,10 +276,16 @@ static int queue_file(struct zbuilder *zb, struct tnode *n, int fd, bool whole_f
  */
 #define PACKED_FIRST_PACK 6u
 
-static uint64_t packed_segment_len(const struct zbuilder *zb, unsigned int segment)
+/* What is left at the end goes in quarter segments, so that every worker
+ * has a share of the last megabytes instead of one compressing them while
+ * the others wait. */
+static uint64_t packed_segment_len(const struct zbuilder *zb, unsigned int segment,
+				   bool end)
 {
-	uint64_t len = zb->packed_segment;
+	uint64_t len = zb->packed_segment, pack = 16ull * zb->b->blksz;
 
+	if (end && len / 4 >= pack)
+		len = len / 4 / pack * pack;
 	return segment ? len : len + PACKED_FIRST_PACK * zb->b->blksz;
 }
 
@@ -277,7 +298,7 @@ static int queue_packed(struct zbuilder *zb, bool end)
 	while (!ret) {
 		struct zfile *f = zb->packed;
 		unsigned int seg = f ? f->queued_segments : 0;
-		uint64_t left = have - zb->packed_queued, len = packed_segment_len(zb, seg);
+		uint64_t left = have - zb->packed_queued, len = packed_segment_len(zb, seg, end);
 		struct ztask *t = NULL;
 		bool last = end && left <= len;
 

@@ -387,7 +387,8 @@ int zfile_finish(struct zbuilder *zb, struct zfile *f, struct ztask *last)
 		return fall_back(zb, f);
 	if (tail.kind == TAIL_FRAGMENT) {
 		ret = packed_append(b, last->in + (tail.la - last->off),
-				    (size_t)(n->size - tail.la), tail.la == 0, &tail.fragment_off);
+				    (size_t)(n->size - tail.la), tail.la == 0, NULL,
+				    &tail.fragment_off);
 		if (ret)
 			return ret;
 		if (tail.la == 0)

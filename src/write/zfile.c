@@ -41,12 +41,13 @@ static int keep_extent(struct build *b, struct zfile *f, uint64_t la, uint64_t b
 	return 0;
 }
 
-static int flush(struct build *b, const uint8_t *bytes, size_t *len)
+/* Write the run of data[from, from + *len) that ends at data_blk. */
+static int flush(struct build *b, const uint8_t *data, size_t from, size_t *len)
 {
 	int ret = 0;
 
 	if (*len)
-		ret = writer_pwrite(b->w, (b->data_blk << b->blkszbits) - *len, bytes,
+		ret = writer_pwrite(b->w, (b->data_blk << b->blkszbits) - *len, data + from,
 				    *len, b->err);
 	*len = 0;
 	return ret;
@@ -69,7 +70,7 @@ static int write_extents(struct zbuilder *zb, struct zfile *f, struct ztask *t,
 
 		if (b->lay.dedupe && digtab_find(&b->pclusters, e->digest, dedupe_tag(e), &addr)) {
 			/* Stored already: what was read so far goes first. */
-			ret = flush(b, t->data + run_from, &run_len);
+			ret = flush(b, t->data, run_from, &run_len);
 			b->stats->dedupe_hits++;
 			f->shared = true;
 		} else {
@@ -89,7 +90,7 @@ static int write_extents(struct zbuilder *zb, struct zfile *f, struct ztask *t,
 		at += bytes;
 	}
 	if (!ret)
-		ret = flush(b, t->data + run_from, &run_len);
+		ret = flush(b, t->data, run_from, &run_len);
 	if (!ret && b->data_blk > UINT32_MAX)
 		ret = err_fail(b->err, -EFBIG, "image exceeds 2^32 blocks of %u bytes", b->blksz);
 	return ret;

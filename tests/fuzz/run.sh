@@ -7,6 +7,9 @@ set -euo pipefail
 build=$1 seconds=${2:-60}
 here=$(cd "$(dirname "$0")" && pwd)
 corpus=$build/corpus
+# The seeds are made by the sanitized erofskit: undefined behaviour there
+# stops the run as it does in the suite.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # The upstream fixture images seed the corpus too: EROFSKIT_FIXTURES, or
 # tests/fixtures/images.tar.xz unpacked into BUILD_DIR/fixtures.
 fixtures=${EROFSKIT_FIXTURES:-}

@@ -85,6 +85,10 @@ static int deflate_whole(void *ctx, const uint8_t *in, size_t in_len,
  */
 #define STREAM_GRANULE (16u << 10)
 #define STREAM_MIN_CAP (32u << 10)
+/* zlib's default hash size: memLevel 9's larger table compressed no
+ * better here and cost 8-10% more time (60 MB of a root filesystem,
+ * level 9, 128 KiB clusters: 8.3-8.5 s against 9.1-9.2 s). */
+#define STREAM_MEMLEVEL 8
 static const uint8_t empty_final_block[2] = { 0x03, 0x00 };
 
 /* The piece's bound: a stored block (5 bytes of header) per 16 KiB and
@@ -111,7 +115,7 @@ static int stream_reset(struct deflate_encoder *e)
 {
 	if (e->z_ready)
 		return deflateReset(&e->z) == Z_OK ? 0 : -EIO;
-	if (deflateInit2(&e->z, e->level, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&e->z, e->level, Z_DEFLATED, -15, STREAM_MEMLEVEL, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -ENOMEM;
 	e->z_ready = true;
 	return 0;

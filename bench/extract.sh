@@ -7,6 +7,7 @@
 #   bench/extract.sh [TREE]     default: $BENCH_DATA/rootfs (BENCH_DATA:
 #                               /tmp/data), made by bench/datasets.sh
 #   REPS=3 ALGS="lz4hc,12 zstd,15 lzma,6 deflate,9" CLUSTERS="4096 16384 32768 65536 262144"
+#   MKFS_OPTS (more erofskit mkfs options, e.g. -E^fragments,^dedupe)
 #
 # Needs root (drop_caches).
 set -euo pipefail
@@ -17,6 +18,7 @@ EROFSKIT=${EROFSKIT:-$top/build/erofskit}
 REPS=${REPS:-3}
 ALGS=${ALGS:-"lz4hc,12 zstd,15 lzma,6 deflate,9"}
 CLUSTERS=${CLUSTERS:-"4096 16384 32768 65536 262144"}
+MKFS_OPTS=${MKFS_OPTS:-}
 DATA=${BENCH_DATA:-/tmp/data}
 TREE=${1:-$DATA/rootfs}
 CPUS=$(nproc)
@@ -103,7 +105,7 @@ for alg in $ALGS; do
 	read -r sq _ <<< "$(timed unsquashfs -q -n -processors "$CPUS" \
 			    -d "$target/out" "$work/sq.img")"
 	for C in $CLUSTERS; do
-		"$EROFSKIT" mkfs -q -z"$alg" -C"$C" "$work/e.img" "$TREE"
+		"$EROFSKIT" mkfs -q -z"$alg" -C"$C" $MKFS_OPTS "$work/e.img" "$TREE"
 		# One worker and all workers alternate, so that both meet the
 		# same moments of a shared host; the speed-up is the median of
 		# the pairs' ratios.

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dropin.h"
 #include "erofskit/erofskit.h"
 
 static const struct {
@@ -14,6 +15,17 @@ static const struct {
 	{ "fsck", cmd_fsck, "check an image, optionally extract it" },
 	{ "dump", cmd_dump, "show the superblock, an inode, a directory or a file" },
 	{ "mount", cmd_mount, "mount an image with FUSE" },
+};
+
+/* Invoked through a symlink by one of erofs-utils' names, erofskit takes
+ * that tool's command line (dropin.c). */
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+} dropin_names[] = {
+	{ "mkfs.erofs", dropin_mkfs },
+	{ "fsck.erofs", dropin_fsck },
+	{ "dump.erofs", dropin_dump },
 };
 
 static void usage(FILE *f)
@@ -29,8 +41,13 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	const char *invoked = argc > 0 ? strrchr(argv[0], '/') : NULL;
 	size_t i;
 
+	invoked = invoked ? invoked + 1 : argc > 0 ? argv[0] : "";
+	for (i = 0; i < sizeof(dropin_names) / sizeof(dropin_names[0]); i++)
+		if (!strcmp(invoked, dropin_names[i].name))
+			return dropin_names[i].run(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

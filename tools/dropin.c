@@ -1,0 +1,481 @@
+/* Drop-in names: mkfs.erofs, fsck.erofs and dump.erofs.
+ *
+ * Scripts and containerd call erofs-utils by these names with its
+ * spellings (--workers=N, --extract=DIR, -Enoinline_data, ...).  Each tool
+ * here is a table of upstream options; the translation walks the upstream
+ * argv once, turns every option it takes into erofskit's spelling, and
+ * runs the subcommand on the result.  An option erofskit does not
+ * implement is refused by name before anything runs: silently ignoring it
+ * could build a different image than the caller asked for. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dropin.h"
+#include "erofskit/erofskit.h"
+
+/* "Keep translating": any other value ends the translation as exit code. */
+enum { GO_ON = -1 };
+
+enum takes {
+	NO_VALUE,
+	VALUE,          /* --name=V, --name V, -xV or -x V */
+	OPTIONAL_VALUE, /* only as --name=V, as getopt_long's optional_argument */
+};
+
+enum action {
+	PASS,     /* hand on as row.erofskit, then the value if any */
+	ACCEPT,   /* take and drop: erofskit already behaves so (row.help says why) */
+	SPECIAL,  /* row.special translates it */
+	NOT_YET,  /* refuse as "not supported yet"; row.erofskit says what is missing */
+	VERSION,
+	HELP,
+};
+
+struct translation;
+
+struct row {
+	const char *upstream;   /* "-T" or "--workers" */
+	enum takes takes;
+	enum action action;
+	const char *erofskit;
+	int (*special)(struct translation *t, const char *value);
+	const char *form;       /* how --help shows it, e.g. "-T N" */
+	const char *help;       /* NULL: not listed by --help */
+};
+
+struct tool {
+	const char *name;       /* "mkfs.erofs" */
+	const char *command;    /* "mkfs" */
+	int (*run)(int argc, char **argv);
+	const char *operands;
+	const struct row *rows;
+	int (*finish)(struct translation *t);
+};
+
+struct translation {
+	const struct tool *tool;
+	char **argv;            /* erofskit's: command, options, "--", operands */
+	int argc, capacity;
+	char **operands;
+	int noperands;
+	/* dump.erofs picks what to show from several options; finish_dump
+	 * turns them into one of erofskit's. */
+	const char *path, *nid;
+	bool ls, cat, superblock;
+};
+
+static int push(struct translation *t, const char *arg)
+{
+	if (t->argc + 1 >= t->capacity) {
+		int capacity = t->capacity ? 2 * t->capacity : 16;
+		char **grown = realloc(t->argv, (size_t)capacity * sizeof(*grown));
+
+		if (!grown) {
+			fprintf(stderr, "%s: out of memory\n", t->tool->name);
+			return EXIT_USAGE;
+		}
+		t->argv = grown;
+		t->capacity = capacity;
+	}
+	/* The strings are argv's or literals, which the subcommands only read. */
+	t->argv[t->argc++] = (char *)arg;
+	t->argv[t->argc] = NULL;
+	return GO_ON;
+}
+
+static int refuse(const struct translation *t, const char *option, int len,
+		  const char *why)
+{
+	fprintf(stderr, "%s: option '%.*s' %s (see '%s --help')\n", t->tool->name,
+		len, option, why ? why : "is not supported by erofskit", t->tool->name);
+	return EXIT_USAGE;
+}
+
+/* ---------------------------------------------------------------- mkfs */
+
+static int mkfs_uuid(struct translation *t, const char *value)
+{
+	/* erofs-utils' "-U clear" is the all-zero UUID; erofskit takes hex
+	 * digits and "random" as they are. */
+	if (!strcmp(value, "clear"))
+		value = "00000000-0000-0000-0000-000000000000";
+	if (push(t, "-U") != GO_ON)
+		return EXIT_USAGE;
+	return push(t, value);
+}
+
+static int mkfs_xattr_limit(struct translation *t, const char *value)
+{
+	int64_t limit;
+
+	/* A negative -x turns xattrs off; otherwise it tunes which xattrs
+	 * upstream shares, a layout erofskit chooses itself. */
+	if (cli_parse_int(value, &limit) && limit < 0)
+		return push(t, "--no-xattrs");
+	return refuse(t, "-x", 2, "is supported only as '-x -1' (no xattrs): erofskit "
+		      "chooses which xattrs to share itself");
+}
+
+static int mkfs_sort(struct translation *t, const char *value)
+{
+	/* Upstream's --sort orders the file data of a tar stream (tar input
+	 * only: with a directory source it changes nothing).  erofskit takes
+	 * directories only, in one fixed, deterministic order, so "none" and
+	 * "path" both describe a build it already does.  Revisit this row when
+	 * tar input arrives. */
+	if (!strcmp(value, "none") || !strcmp(value, "path"))
+		return GO_ON;
+	fprintf(stderr, "%s: --sort=%s: only 'none' and 'path' are taken\n",
+		t->tool->name, value);
+	return EXIT_USAGE;
+}
+
+static const struct row mkfs_rows[] = {
+	{ "-b", VALUE, PASS, "-b", NULL, "-b SIZE", "block size" },
+	{ "-C", VALUE, PASS, "-C", NULL, "-C SIZE", "largest physical cluster" },
+	{ "-z", VALUE, PASS, "-z", NULL, "-z ALG[,LEVEL]",
+	  "one algorithm: lz4, lz4hc, deflate, zstd, lzma (also ALG,level=N;\n"
+	  "                         no ':' alternatives)" },
+	{ "-E", VALUE, PASS, "-E", NULL, "-E OPT[,OPT]",
+	  "ztailpacking, fragments[=SIZE], all-fragments[=SIZE], dedupe, fragdedupe=MODE,\n"
+	  "                         noinline_data, ^OPT" },
+	{ "-L", VALUE, PASS, "-L", NULL, "-L LABEL", "volume label" },
+	{ "-T", VALUE, PASS, "-T", NULL, "-T N", "build time, and every file's mtime unless --mkfs-time" },
+	{ "--mkfs-time", NO_VALUE, PASS, "--mkfs-time", NULL, NULL, "with -T: the build time only" },
+	{ "--all-time", NO_VALUE, ACCEPT, NULL, NULL, NULL, "with -T: every file's mtime too (the default)" },
+	{ "-U", VALUE, SPECIAL, NULL, mkfs_uuid, "-U UUID", "UUID, 'clear' or 'random'" },
+	{ "--all-root", NO_VALUE, PASS, "--all-root", NULL, NULL, "every file owned by root" },
+	{ "--force-uid", VALUE, PASS, "--force-uid", NULL, "--force-uid=UID", "every file owned by UID" },
+	{ "--force-gid", VALUE, PASS, "--force-gid", NULL, "--force-gid=GID", "every file's group GID" },
+	{ "-x", VALUE, SPECIAL, NULL, mkfs_xattr_limit, "-x -1", "no extended attributes" },
+	{ "--workers", VALUE, PASS, "--workers", NULL, "--workers=N", "compression threads" },
+	{ "--quiet", NO_VALUE, PASS, "-q", NULL, NULL, "no summary" },
+	{ "--sort", VALUE, SPECIAL, NULL, mkfs_sort, "--sort=none|path",
+	  "taken: erofskit's order is fixed (tar data order upstream)" },
+	{ "-d", VALUE, ACCEPT, NULL, NULL, "-d N", "debug level: ignored (messages only)" },
+	{ "--tar", OPTIONAL_VALUE, NOT_YET, "(tar input)", NULL, NULL, NULL },
+	{ "--aufs", NO_VALUE, NOT_YET, "(tar input)", NULL, NULL, NULL },
+	{ "-V", NO_VALUE, VERSION, NULL, NULL, "-V, --version", "print the version" },
+	{ "--version", NO_VALUE, VERSION, NULL, NULL, NULL, NULL },
+	{ "-h", NO_VALUE, HELP, NULL, NULL, NULL, NULL },
+	{ "--help", NO_VALUE, HELP, NULL, NULL, "-h, --help", "this text" },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL },
+};
+
+/* ---------------------------------------------------------------- fsck */
+
+static int fsck_extract(struct translation *t, const char *dir)
+{
+	/* Bare --extract asks upstream to read every file's data: erofskit's
+	 * fsck always does, so only --extract=DIR is handed on. */
+	if (!dir)
+		return GO_ON;
+	if (push(t, "--extract") != GO_ON)
+		return EXIT_USAGE;
+	return push(t, dir);
+}
+
+static const struct row fsck_rows[] = {
+	{ "--extract", OPTIONAL_VALUE, SPECIAL, NULL, fsck_extract, "--extract[=DIR]",
+	  "read every file (erofskit always does); with DIR, extract there" },
+	{ "--overwrite", NO_VALUE, PASS, "--overwrite", NULL, NULL, "replace existing files in DIR" },
+	{ "--force", NO_VALUE, ACCEPT, NULL, NULL, NULL, "taken: erofskit extracts into any DIR, / too" },
+	{ "--preserve", NO_VALUE, ACCEPT, NULL, NULL, NULL,
+	  "taken, as are --preserve-owner and --preserve-perms: erofskit restores\n"
+	  "                         modes always and owners when run as root" },
+	{ "--preserve-owner", NO_VALUE, ACCEPT, NULL, NULL, NULL, NULL },
+	{ "--preserve-perms", NO_VALUE, ACCEPT, NULL, NULL, NULL, NULL },
+	{ "--no-preserve-owner", NO_VALUE, PASS, "--no-owner", NULL, NULL, "do not restore owners" },
+	{ "--xattrs", NO_VALUE, ACCEPT, NULL, NULL, NULL,
+	  "restore xattrs: erofskit's default (upstream's is off)" },
+	{ "--no-xattrs", NO_VALUE, PASS, "--no-xattrs", NULL, NULL, "do not restore xattrs" },
+	{ "--workers", VALUE, PASS, "--workers", NULL, "--workers=N", "threads" },
+	{ "-d", VALUE, ACCEPT, NULL, NULL, "-d N", "debug level: ignored (messages only)" },
+	{ "-a", NO_VALUE, ACCEPT, NULL, NULL, "-a, -A, -y", "no-ops, as upstream (fsck(8)'s options)" },
+	{ "-A", NO_VALUE, ACCEPT, NULL, NULL, NULL, NULL },
+	{ "-y", NO_VALUE, ACCEPT, NULL, NULL, NULL, NULL },
+	{ "-V", NO_VALUE, VERSION, NULL, NULL, "-V, --version", "print the version" },
+	{ "--version", NO_VALUE, VERSION, NULL, NULL, NULL, NULL },
+	{ "-h", NO_VALUE, HELP, NULL, NULL, NULL, NULL },
+	{ "--help", NO_VALUE, HELP, NULL, NULL, "-h, --help", "this text" },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL },
+};
+
+/* ---------------------------------------------------------------- dump */
+
+static int dump_path(struct translation *t, const char *value)
+{
+	t->path = value;
+	return GO_ON;
+}
+
+static int dump_nid(struct translation *t, const char *value)
+{
+	t->nid = value;
+	return GO_ON;
+}
+
+static int dump_ls(struct translation *t, const char *value)
+{
+	(void)value;
+	t->ls = true;
+	return GO_ON;
+}
+
+static int dump_cat(struct translation *t, const char *value)
+{
+	(void)value;
+	t->cat = true;
+	return GO_ON;
+}
+
+static int dump_superblock(struct translation *t, const char *value)
+{
+	(void)value;
+	t->superblock = true;
+	return GO_ON;
+}
+
+/* Upstream names the inode with --path/--nid and says what to show with
+ * --ls/--cat/-s; erofskit has one option per thing shown. */
+static int finish_dump(struct translation *t)
+{
+	const char *name = t->tool->name;
+	int ret;
+
+	if (t->superblock && (t->path || t->nid)) {
+		fprintf(stderr, "%s: -s with --path or --nid is not supported by erofskit: "
+			"ask for the superblock and the inode separately\n", name);
+		return EXIT_USAGE;
+	}
+	if (t->ls && t->cat) {
+		fprintf(stderr, "%s: --ls and --cat exclude each other\n", name);
+		return EXIT_USAGE;
+	}
+	if (t->ls || t->cat) {
+		if (!t->path) {
+			fprintf(stderr, "%s: --%s needs --path (erofskit does not take --nid there)\n",
+				name, t->ls ? "ls" : "cat");
+			return EXIT_USAGE;
+		}
+		if (t->nid) {
+			fprintf(stderr, "%s: --path and --nid exclude each other\n", name);
+			return EXIT_USAGE;
+		}
+		ret = push(t, t->ls ? "--ls" : "--cat");
+		return ret == GO_ON ? push(t, t->path) : ret;
+	}
+	/* Both given: erofskit refuses the pair itself. */
+	ret = GO_ON;
+	if (t->path && (ret = push(t, "--path")) == GO_ON)
+		ret = push(t, t->path);
+	if (ret == GO_ON && t->nid && (ret = push(t, "--nid")) == GO_ON)
+		ret = push(t, t->nid);
+	return ret;
+}
+
+static const struct row dump_rows[] = {
+	{ "--path", VALUE, SPECIAL, NULL, dump_path, "--path=P", "the inode at path P" },
+	{ "--nid", VALUE, SPECIAL, NULL, dump_nid, "--nid=N", "the inode N" },
+	{ "--ls", NO_VALUE, SPECIAL, NULL, dump_ls, NULL, "with --path: list the directory" },
+	{ "--cat", NO_VALUE, SPECIAL, NULL, dump_cat, NULL, "with --path: write the file to stdout" },
+	{ "-s", NO_VALUE, SPECIAL, NULL, dump_superblock, NULL, "the superblock (also the default)" },
+	{ "-e", NO_VALUE, ACCEPT, NULL, NULL, NULL, "taken: --path and --nid always show the extents" },
+	{ "-V", NO_VALUE, VERSION, NULL, NULL, "-V, --version", "print the version" },
+	{ "--version", NO_VALUE, VERSION, NULL, NULL, NULL, NULL },
+	{ "-h", NO_VALUE, HELP, NULL, NULL, NULL, NULL },
+	{ "--help", NO_VALUE, HELP, NULL, NULL, "-h, --help", "this text" },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL },
+};
+
+/* ---------------------------------------------------------------- common */
+
+static void help(const struct tool *tool)
+{
+	const struct row *r;
+
+	printf("usage: %s [options] %s\n\n"
+	       "erofskit %s under erofs-utils' name.  These upstream options are taken;\n"
+	       "every other one is refused by name (exit status 2):\n\n",
+	       tool->name, tool->operands, tool->command);
+	for (r = tool->rows; r->upstream; r++)
+		if (r->help)
+			printf("  %-22s %s\n", r->form ? r->form : r->upstream, r->help);
+	for (r = tool->rows; r->upstream; r++)
+		if (r->action == NOT_YET)
+			printf("  %-22s not supported yet %s\n", r->upstream, r->erofskit);
+	printf("\nThe options themselves: 'erofskit %s --help'.\n", tool->command);
+}
+
+static int apply(struct translation *t, const struct row *r, const char *value)
+{
+	int ret;
+
+	switch (r->action) {
+	case PASS:
+		ret = push(t, r->erofskit);
+		return ret == GO_ON && value ? push(t, value) : ret;
+	case ACCEPT:
+		return GO_ON;
+	case SPECIAL:
+		return r->special(t, value);
+	case NOT_YET:
+		fprintf(stderr, "%s: option '%s' is not supported yet %s; give a directory as SOURCE\n",
+			t->tool->name, r->upstream, r->erofskit);
+		return EXIT_USAGE;
+	case VERSION:
+		printf("%s (erofskit) %s\n", t->tool->name, ek_version());
+		return EXIT_OK;
+	case HELP:
+		help(t->tool);
+		return EXIT_OK;
+	}
+	return EXIT_USAGE;
+}
+
+static const struct row *find_long(const struct tool *tool, const char *name, size_t len)
+{
+	const struct row *r;
+
+	for (r = tool->rows; r->upstream; r++)
+		if (!strncmp(r->upstream, name, len) && r->upstream[len] == '\0')
+			return r;
+	return NULL;
+}
+
+static const struct row *find_short(const struct tool *tool, char c)
+{
+	const struct row *r;
+
+	for (r = tool->rows; r->upstream; r++)
+		if (r->upstream[1] == c && r->upstream[2] == '\0')
+			return r;
+	return NULL;
+}
+
+/* --name, --name=V or --name V. */
+static int translate_long(struct translation *t, int argc, char **argv, int *i)
+{
+	const char *arg = argv[*i], *eq = strchr(arg, '=');
+	int len = eq ? (int)(eq - arg) : (int)strlen(arg);
+	const struct row *r = find_long(t->tool, arg, (size_t)len);
+	const char *value = eq ? eq + 1 : NULL;
+
+	if (!r)
+		return refuse(t, arg, len, NULL);
+	if (r->takes == NO_VALUE && eq) {
+		fprintf(stderr, "%s: option '%.*s' takes no value\n", t->tool->name, len, arg);
+		return EXIT_USAGE;
+	}
+	if (r->takes == VALUE && !eq) {
+		if (*i + 1 >= argc) {
+			fprintf(stderr, "%s: option '%s' needs a value\n", t->tool->name, arg);
+			return EXIT_USAGE;
+		}
+		value = argv[++*i];
+	}
+	return apply(t, r, value);
+}
+
+/* -abc, -TN, -T N: a cluster of short options, the last may take a value. */
+static int translate_short(struct translation *t, int argc, char **argv, int *i)
+{
+	const char *p;
+	int ret;
+
+	for (p = argv[*i] + 1; *p; p++) {
+		const struct row *r = find_short(t->tool, *p);
+		char option[3] = { '-', *p, '\0' };
+
+		if (!r)
+			return refuse(t, option, 2, NULL);
+		if (r->takes == NO_VALUE) {
+			ret = apply(t, r, NULL);
+			if (ret != GO_ON)
+				return ret;
+			continue;
+		}
+		if (p[1])
+			return apply(t, r, p + 1);
+		if (*i + 1 >= argc) {
+			fprintf(stderr, "%s: option '%s' needs a value\n", t->tool->name, option);
+			return EXIT_USAGE;
+		}
+		return apply(t, r, argv[++*i]);
+	}
+	return GO_ON;
+}
+
+static int translate(struct translation *t, int argc, char **argv)
+{
+	bool options_done = false;
+	int i, ret = GO_ON;
+
+	for (i = 1; i < argc && ret == GO_ON; i++) {
+		const char *arg = argv[i];
+
+		if (options_done || arg[0] != '-' || arg[1] == '\0')
+			t->operands[t->noperands++] = argv[i];
+		else if (!strcmp(arg, "--"))
+			options_done = true;
+		else if (arg[1] == '-')
+			ret = translate_long(t, argc, argv, &i);
+		else
+			ret = translate_short(t, argc, argv, &i);
+	}
+	if (ret == GO_ON && t->tool->finish)
+		ret = t->tool->finish(t);
+	/* Operands after "--": an image named "-x" stays an image. */
+	if (ret == GO_ON)
+		ret = push(t, "--");
+	for (i = 0; i < t->noperands && ret == GO_ON; i++)
+		ret = push(t, t->operands[i]);
+	return ret;
+}
+
+static int run(const struct tool *tool, int argc, char **argv)
+{
+	struct translation t = { .tool = tool };
+	int ret;
+
+	t.operands = calloc((size_t)argc + 1, sizeof(*t.operands));
+	if (!t.operands || push(&t, tool->command) != GO_ON) {
+		fprintf(stderr, "%s: out of memory\n", tool->name);
+		free(t.operands);
+		return EXIT_USAGE;
+	}
+	ret = translate(&t, argc, argv);
+	if (ret == GO_ON)
+		ret = tool->run(t.argc, t.argv);
+	free(t.operands);
+	free(t.argv);
+	return ret;
+}
+
+static const struct tool mkfs_tool = {
+	"mkfs.erofs", "mkfs", cmd_mkfs, "DESTINATION SOURCE_DIR", mkfs_rows, NULL,
+};
+static const struct tool fsck_tool = {
+	"fsck.erofs", "fsck", cmd_fsck, "IMAGE", fsck_rows, NULL,
+};
+static const struct tool dump_tool = {
+	"dump.erofs", "dump", cmd_dump, "IMAGE", dump_rows, finish_dump,
+};
+
+int dropin_mkfs(int argc, char **argv)
+{
+	return run(&mkfs_tool, argc, argv);
+}
+
+int dropin_fsck(int argc, char **argv)
+{
+	return run(&fsck_tool, argc, argv);
+}
+
+int dropin_dump(int argc, char **argv)
+{
+	return run(&dump_tool, argc, argv);
+}

@@ -1,0 +1,226 @@
+# Drop-in names: erofskit run as mkfs.erofs, fsck.erofs and dump.erofs
+# (BUILD/dropin/*, symlinks) takes erofs-utils' spellings of the options it
+# implements and gives the same result as erofskit's own spellings:
+# containerd's mkfs command line (minus tar input) builds a byte-identical
+# image, --extract=DIR the same tree, --path=P the same dump.  Every other
+# option exits 2 naming it; --tar and --aufs say "not supported yet"; -V
+# prints the version.  Last, EROFSKIT_INSTALL_DROPIN_LINKS=ON installs the
+# links (into a DESTDIR, the 'dropin' component alone: no build needed).
+. "$(dirname "$0")/lib.sh"
+
+E=$EROFSKIT
+D=${EROFSKIT_BUILD:-$(dirname "$E")}/dropin
+for n in mkfs.erofs fsck.erofs dump.erofs; do
+	[ -L "$D/$n" ] || fail "$D/$n is not a symlink (the build makes it beside erofskit)"
+	[ "$(realpath "$D/$n")" = "$(realpath "$E")" ] || fail "$D/$n does not lead to $E"
+done
+MKFS=$D/mkfs.erofs FSCK=$D/fsck.erofs DUMP=$D/dump.erofs
+cd "$T"
+
+S=$T/src
+mkdir -p "$S/dir/sub" "$S/dev"
+printf 'hello, drop-in\n' >"$S/dir/small.txt"
+head -c $((300 * 1024 + 5)) /dev/urandom >"$S/dir/random.bin"
+# Compressible, with a tail: the layout options (-E, -C) change the image.
+for i in $(seq 1 4000); do echo "line $i of a compressible file"; done >"$S/dir/text"
+head -c 70000 "$S/dir/text" >"$S/dir/sub/tail.txt"
+ln "$S/dir/small.txt" "$S/dir/sub/hardlink"
+ln -s ../dir/small.txt "$S/dir/link"
+mknod "$S/dev/char" c 1 3
+mkfifo "$S/dev/fifo"
+setfattr -n user.colour -v blue "$S/dir/small.txt"
+setfattr -n trusted.t -v x "$S/dir/random.bin"
+chown 1234:5678 "$S/dir/random.bin"
+touch -d @1600000000.5 "$S/dir/text"
+UUID=6f1e3a0c-55b2-4d8e-9a47-0c3b2f81d9e4
+
+# same_image WHAT DROPIN_ARGS... -- EROFSKIT_ARGS...: both build from $S
+# (operands appended) and must give byte-identical images.
+same_image() {
+	local what=$1 a=() b=()
+	shift
+	while [ "$1" != -- ]; do a+=("$1"); shift; done
+	shift
+	b=("$@")
+	rm -f dropin.img own.img
+	"$MKFS" "${a[@]}" dropin.img "$S" >mkfs.out 2>mkfs.err ||
+		{ cat mkfs.err >&2; fail "$what: mkfs.erofs ${a[*]} failed"; }
+	"$E" mkfs "${b[@]}" own.img "$S" >/dev/null || fail "$what: erofskit mkfs ${b[*]} failed"
+	cmp -s dropin.img own.img ||
+		fail "$what: mkfs.erofs ${a[*]} and erofskit mkfs ${b[*]} differ"
+}
+
+# sb_field IMAGE KEY: one value of erofskit's superblock JSON.
+sb_field() {
+	"$E" dump --json "$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2"
+}
+
+note "mkfs.erofs: containerd's command line, a directory for the tar"
+same_image "containerd (all options)" \
+	--quiet -Enoinline_data -T0 --mkfs-time --sort=none -U "$UUID" -- \
+	-q -E noinline_data -T 0 --mkfs-time -U "$UUID"
+[ ! -s mkfs.out ] || fail "mkfs.erofs --quiet wrote to stdout: $(cat mkfs.out)"
+[ "$(sb_field dropin.img uuid)" = "$UUID" ] || fail "-U $UUID: the image's UUID is $(sb_field dropin.img uuid)"
+[ "$(sb_field dropin.img epoch)" = 0 ] || fail "-T0 --mkfs-time: the build time is $(sb_field dropin.img epoch)"
+# --mkfs-time kept the files' own times.
+"$E" dump --json --path /dir/text dropin.img | grep -q '"mtime": 1600000000' ||
+	fail "-T0 --mkfs-time: /dir/text lost its mtime"
+same_image "containerd (no -T, -U)" --quiet -Enoinline_data -- -q -E noinline_data
+[ ! -s mkfs.out ] || fail "mkfs.erofs --quiet wrote to stdout: $(cat mkfs.out)"
+
+note "mkfs.erofs: compression, layout, owners, both spellings of values"
+same_image "-z -C -E --workers= -b -L --all-root -T" \
+	-zlz4hc,12 -C65536 -Eztailpacking,fragments,dedupe --workers=2 -b4096 -L dropin \
+	--all-root -T 100 -- \
+	-z lz4hc,12 -C 65536 -E ztailpacking,fragments,dedupe --workers 2 -b 4096 -L dropin \
+	--all-root -T 100
+[ "$(sb_field dropin.img label)" = dropin ] || fail "-L dropin: label $(sb_field dropin.img label)"
+same_image "-z ALG,level=N, separate values" \
+	-z deflate,level=6 -C 16384 -E all-fragments -E ^dedupe --workers 1 -- \
+	-zdeflate,level=6 -C16384 -Eall-fragments -E^dedupe --workers 1
+same_image "--force-uid= --force-gid= -x -1 -U clear -d --all-time" \
+	--force-uid=7 --force-gid=8 -x -1 -U clear -d 3 -T 5 --all-time -- \
+	--force-uid 7 --force-gid 8 --no-xattrs -U 00000000-0000-0000-0000-000000000000 -T 5
+[ "$(sb_field dropin.img uuid)" = 00000000-0000-0000-0000-000000000000 ] || fail "-U clear"
+# And the options matter: without them the image differs (so the
+# comparisons above can fail).
+"$E" mkfs -q plain.img "$S"
+cmp -s plain.img dropin.img && fail "the options changed nothing: the comparisons prove nothing"
+
+note "fsck.erofs"
+"$MKFS" --quiet -zlz4hc -Eztailpacking image.img "$S"
+"$FSCK" image.img >/dev/null || fail "fsck.erofs IMAGE"
+mkdir empty
+(cd empty && "$FSCK" --extract -d 0 -a ../image.img >/dev/null) ||
+	fail "fsck.erofs --extract IMAGE (check only)"
+[ -z "$(ls -A empty)" ] || fail "a bare --extract wrote files: $(ls -A empty)"
+"$FSCK" --extract="$T/x1" --workers=2 --preserve image.img >/dev/null || fail "fsck.erofs --extract=DIR"
+"$E" fsck -q --extract "$T/x2" image.img || fail "erofskit fsck --extract"
+manifest "$T/x1" x1.json
+manifest "$T/x2" x2.json
+same_manifest x2.json x1.json "fsck.erofs --extract=DIR vs erofskit fsck --extract DIR"
+manifest "$S" src.json
+same_manifest src.json x1.json "fsck.erofs --extract=DIR vs the source"
+# An existing tree: refused without --overwrite, replaced with it.
+expect_exit 2 "$FSCK" --extract="$T/x1" image.img >/dev/null 2>&1
+"$FSCK" --extract="$T/x1" --overwrite --force image.img >/dev/null || fail "--overwrite"
+# --no-xattrs and --no-preserve-owner reach erofskit.
+"$FSCK" --extract="$T/x3" --no-xattrs --no-preserve-owner image.img >/dev/null ||
+	fail "--no-xattrs --no-preserve-owner"
+[ -z "$(getfattr --absolute-names -d -m - "$T/x3/dir/small.txt" 2>/dev/null)" ] ||
+	fail "--no-xattrs: xattrs were restored"
+[ "$(stat -c %u "$T/x3/dir/random.bin")" = 0 ] || fail "--no-preserve-owner: the owner was restored"
+[ "$(stat -c %u:%g "$T/x1/dir/random.bin")" = 1234:5678 ] || fail "--extract as root: owner not restored"
+# A foreign image (no EROFS magic) still exits 1 through the drop-in name.
+cp image.img bad.img
+printf 'XXXX' | dd of=bad.img bs=1 seek=1024 conv=notrunc status=none
+expect_exit 1 "$FSCK" bad.img >/dev/null 2>&1
+
+note "dump.erofs"
+nid=$("$E" dump --json --path /dir/small.txt image.img |
+	python3 -c 'import json, sys; print(json.load(sys.stdin)["nid"])')
+check_dump() {   # check_dump WHAT "DROPIN ARGS" "EROFSKIT ARGS"
+	# shellcheck disable=SC2086
+	"$DUMP" $2 image.img >dump.a 2>dump.err || { cat dump.err >&2; fail "dump.erofs $2"; }
+	# shellcheck disable=SC2086
+	"$E" dump $3 image.img >dump.b || fail "erofskit dump $3"
+	[ -s dump.a ] || fail "dump.erofs $2: no output"
+	cmp -s dump.a dump.b || { diff dump.a dump.b | head >&2; fail "$1: dump.erofs $2 differs"; }
+}
+check_dump "superblock" "" ""
+check_dump "superblock -s" "-s" ""
+check_dump "--path=" "--path=/dir/small.txt" "--path /dir/small.txt"
+check_dump "--path (separate value), -e" "-e --path /dir/text" "--path /dir/text"
+check_dump "--nid=" "--nid=$nid" "--nid $nid"
+check_dump "--ls --path=" "--ls --path=/dir" "--ls /dir"
+check_dump "--cat --path=" "--path=/dir/random.bin --cat" "--cat /dir/random.bin"
+cmp -s dump.a "$S/dir/random.bin" || fail "dump.erofs --cat: not the file's bytes"
+
+note "refused options: exit 2, the option named, nothing built"
+# refused TEXT CMD...: exit 2, TEXT in the message, nothing on stdout, no out.img.
+refused() {
+	local text=$1 rc=0
+	shift
+	rm -f out.img
+	"$@" >ref.out 2>ref.err || rc=$?
+	[ $rc -eq 2 ] || { cat ref.err >&2; fail "expected exit 2, got $rc: $*"; }
+	grep -qF -- "$text" ref.err || { cat ref.err >&2; fail "the message does not name '$text': $*"; }
+	[ ! -s ref.out ] || fail "a refusal wrote to stdout: $*"
+	compgen -G 'out.img*' >/dev/null && fail "an image was written despite: $*"
+	return 0
+}
+for opt in --exclude-path=/dir --chunksize=4096 --ignore-mtime --preserve-mtime \
+	   --ovlfs-strip=1 --no-such-option --blobdev=blob --gzip -p; do
+	refused "'${opt%%=*}'" "$MKFS" --quiet "$opt" out.img "$S"
+	grep -qF "not supported by erofskit" ref.err || fail "$opt: the message does not say why"
+done
+refused "'--blobdev'" "$MKFS" --blobdev blob out.img "$S"
+refused "'-x'" "$MKFS" -x 2 out.img "$S"
+refused "'-q'" "$MKFS" -q out.img "$S"              # no mkfs.erofs option either
+refused "'-p'" "$MKFS" -Enoinline_data -T0 -p out.img "$S"
+refused "'--quiet'" "$MKFS" --quiet=1 out.img "$S"
+refused "--sort=tar" "$MKFS" --sort=tar out.img "$S"
+refused "legacy-compress" "$MKFS" -Elegacy-compress out.img "$S"  # erofskit's own message
+for opt in --tar=f --tar --aufs; do
+	refused "'${opt%%=*}' is not supported yet" "$MKFS" --quiet -Enoinline_data "$opt" out.img "$S"
+done
+# containerd's exact command line: tar on stdin.
+tar -C "$S" -cf layer.tar .
+rm -f out.img
+rc=0
+"$MKFS" --tar=f --aufs --quiet -Enoinline_data out.img <layer.tar 2>ref.err >/dev/null || rc=$?
+[ $rc -eq 2 ] && grep -qF "'--tar' is not supported yet" ref.err ||
+	{ cat ref.err >&2; fail "containerd's --tar=f command: exit $rc"; }
+[ ! -e out.img ] || fail "containerd's --tar=f command wrote an image"
+for opt in -p --device=/dev/null --no-sbcrc --no-preserve --no-preserve-perms --extract-xattrs; do
+	refused "'${opt%%=*}'" "$FSCK" "$opt" image.img
+done
+for opt in -S --device=/dev/null -x; do
+	refused "'${opt%%=*}'" "$DUMP" "$opt" image.img
+done
+refused "-s" "$DUMP" -s --path=/dir image.img
+refused "--ls" "$DUMP" --ls image.img
+refused "--ls" "$DUMP" --ls --nid="$nid" image.img
+refused "--path" "$DUMP" --path image.img --path       # a value is missing
+
+note "-V and --help"
+version=$("$E" --version | awk '{print $2}')
+[ -n "$version" ] || fail "erofskit --version printed no version"
+for tool in "$MKFS" "$FSCK" "$DUMP"; do
+	for opt in -V --version; do
+		out=$("$tool" $opt) || fail "$tool $opt failed"
+		[ "$out" = "$(basename "$tool") (erofskit) $version" ] || fail "$tool $opt: '$out'"
+	done
+	"$tool" --help >help.out || fail "$tool --help failed"
+	grep -qF "usage: $(basename "$tool")" help.out || fail "$tool --help: no usage line"
+	grep -qE '^  --?[a-zA-Z]' help.out || fail "$tool --help: no options listed"
+done
+"$MKFS" --help | grep -qF -- '--workers=N' || fail "mkfs.erofs --help does not list --workers"
+"$FSCK" --help | grep -qF -- '--extract[=DIR]' || fail "fsck.erofs --help does not list --extract"
+"$DUMP" --help | grep -qF -- '--path=P' || fail "dump.erofs --help does not list --path"
+# erofskit's own name is unchanged.
+"$E" mkfs --help | grep -qF "usage: erofskit mkfs" || fail "erofskit mkfs --help changed"
+
+note "cmake --install with EROFSKIT_INSTALL_DROPIN_LINKS"
+if [ -n "${EROFSKIT_SRC:-}" ] && command -v cmake >/dev/null; then
+	for setting in ON OFF; do
+		rm -rf "$T/cmake" "$T/dest"
+		cmake -S "$EROFSKIT_SRC" -B "$T/cmake" -DEROFSKIT_TESTS=OFF \
+			-DEROFSKIT_INSTALL_DROPIN_LINKS=$setting >cmake.log 2>&1 ||
+			{ cat cmake.log >&2; fail "cmake configure ($setting)"; }
+		DESTDIR=$T/dest cmake --install "$T/cmake" --component dropin --prefix /usr/local \
+			>cmake.log 2>&1 || { cat cmake.log >&2; fail "cmake --install ($setting)"; }
+		for n in mkfs.erofs fsck.erofs dump.erofs; do
+			l=$T/dest/usr/local/bin/$n
+			if [ $setting = ON ]; then
+				[ -L "$l" ] && [ "$(readlink "$l")" = erofskit ] ||
+					fail "EROFSKIT_INSTALL_DROPIN_LINKS=ON: no link $l -> erofskit"
+			else
+				[ ! -e "$l" ] && [ ! -L "$l" ] || fail "EROFSKIT_INSTALL_DROPIN_LINKS=OFF installed $l"
+			fi
+		done
+	done
+else
+	note "skipped: no EROFSKIT_SRC or cmake"
+fi
+echo PASS

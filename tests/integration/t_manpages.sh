@@ -44,6 +44,7 @@ note "help texts against the pages"
 for c in $commands; do
 	"$EROFSKIT" "$c" --help >"$T/$c.help" || fail "erofskit $c --help failed"
 done
+# shellcheck disable=SC2086  # one argument per command
 python3 - "$T" "$EROFSKIT_SRC/include/erofskit" $commands <<'PY' || fail "the man pages and the help texts disagree"
 import glob, os, re, sys
 
@@ -51,8 +52,9 @@ tmp, include, commands = sys.argv[1], sys.argv[2], sys.argv[3:]
 
 def help_options(text):
     """What an `erofskit CMD --help` lists: the options (-x, --long) at
-    the head of its lines, and the names of the comma lists' items (an
-    indented "name[=...]" followed by two spaces, as -E's and -o's)."""
+    the head of its lines, and the names of the comma lists' items, as
+    -E's and -o's: an indented name with a value (name=..., name[=...]),
+    or a bare name followed by two spaces."""
     opts, on = [], False
     for line in text.splitlines():
         if line.startswith("options:"):
@@ -71,7 +73,8 @@ def help_options(text):
                 if not tok.endswith(","):
                     break
             continue
-        m = re.match(r"([a-z][a-z_-]*(?:\[?=\S*)?(?:,[a-z][a-z_-]*=\S*)*) {2,}\S", body)
+        m = (re.match(r"([a-z][a-z_-]*\[?=\S*) ", body) or
+             re.match(r"([a-z][a-z_-]*)  ", body))
         if m:
             for item in m.group(1).split(","):
                 opts.append(re.split(r"[\[=]", item)[0])

@@ -48,7 +48,7 @@ _erofskit_reply()
 
 _erofskit()
 {
-	local cur=${COMP_WORDS[COMP_CWORD]} prev='' prog=${COMP_WORDS[0]} cmd
+	local cur=${COMP_WORDS[COMP_CWORD]} prev='' prog=${COMP_WORDS[0]} cmd opts
 	local algs="lz4 lz4hc deflate zstd lzma"
 	local engines="libdeflate isal zlib builtin liblzma"
 	local mount_opts="cache= io=pread io=uring engine= workers= uid= gid= allow_other"
@@ -89,7 +89,8 @@ _erofskit()
 		_erofskit_reply compgen -P "$done" -W "$list" -- "${cur##*,}"
 		return 0 ;;
 	esac
-	if _erofskit_options "$prog" "$cmd" | grep -qxF -- "$prev ARG"; then
+	opts=$(_erofskit_options "$prog" "$cmd")
+	if grep -qxF -- "$prev ARG" <<<"$opts"; then
 		return 0   # an argument nothing here knows how to complete
 	fi
 
@@ -98,7 +99,7 @@ _erofskit()
 		_erofskit_reply compgen -P -z -W "$algs" -- "${cur#-z}"
 		return 0 ;;
 	*:-*)
-		_erofskit_reply compgen -W "$(_erofskit_options "$prog" "$cmd" | cut -d' ' -f1)" -- "$cur"
+		_erofskit_reply compgen -W "$(cut -d' ' -f1 <<<"$opts")" -- "$cur"
 		return 0 ;;
 	esac
 	compopt -o filenames 2>/dev/null || true

@@ -31,7 +31,7 @@ for f in bin/erofskit include/erofskit/erofskit.h include/erofskit/build.h \
 	[ -e "$P/$f" ] || fail "not installed: /usr/local/$f"
 done
 [ -x "$P/bin/erofskit" ] || fail "the installed erofskit is not executable"
-! find "$P" -name 'erofskit-bench*' | grep -q . || fail "a benchmark tool was installed"
+[ -z "$(find "$P" -name 'erofskit-bench*')" ] || fail "a benchmark tool was installed"
 grep -qx 'prefix=/usr/local' "$pc" || fail "erofskit.pc does not name the prefix /usr/local: $(cat "$pc")"
 version=$("$P/bin/erofskit" --version | awk '{print $2}')
 grep -qx "Version: $version" "$pc" || fail "erofskit.pc's version is not $version"
@@ -91,9 +91,12 @@ static_libs=$(echo " $static_libs " | sed 's/ -lerofskit / -l:liberofskit.a /')
 # shellcheck disable=SC2086
 nice -n 19 cc -std=c11 -Wall -Werror -o "$T/prog-static" "$T/prog.c" $cflags $static_libs ||
 	fail "cannot build against the installed static library with pkg-config --static"
-ldd "$T/prog-static" | grep -q liberofskit && fail "prog-static links liberofskit.so"
-LD_LIBRARY_PATH=$libdir ldd "$T/prog-shared" | grep -qF "$libdir/liberofskit.so.0" ||
-	fail "prog-shared does not load the installed liberofskit.so.0"
+# (ldd's output taken whole: grep -q would leave it a closed pipe)
+deps=$(ldd "$T/prog-static") || fail "ldd prog-static failed"
+! grep -q liberofskit <<<"$deps" || fail "prog-static links liberofskit.so: $deps"
+deps=$(LD_LIBRARY_PATH=$libdir ldd "$T/prog-shared") || fail "ldd prog-shared failed"
+grep -qF "$libdir/liberofskit.so.0" <<<"$deps" ||
+	fail "prog-shared does not load the installed liberofskit.so.0: $deps"
 
 for prog in prog-shared prog-static; do
 	for f in /etc/hostname /etc/blob; do

@@ -78,18 +78,21 @@ int main(int argc, char **argv)
 }
 C
 export PKG_CONFIG_PATH=$libdir/pkgconfig
+# The sanitized build's library calls the sanitizers' runtimes.
+san=()
+[ "${EROFSKIT_SANITIZED:-0}" = 1 ] && san=("-fsanitize=address,undefined")
 pkgconf() { pkg-config --define-variable=prefix="$P" "$@" erofskit | sed "s/ *$//"; }
 cflags=$(pkgconf --cflags) || fail "pkg-config --cflags erofskit failed"
 libs=$(pkgconf --libs) || fail "pkg-config --libs erofskit failed"
 [ "$cflags" = "-I$P/include" ] || fail "pkg-config --cflags: '$cflags', not -I$P/include"
 case " $libs " in *" -L$libdir "*"-lerofskit "*) ;; *) fail "pkg-config --libs: '$libs'" ;; esac
 # shellcheck disable=SC2086  # flags are words
-nice -n 19 cc -std=c11 -Wall -Werror -o "$T/prog-shared" "$T/prog.c" $cflags $libs ||
+nice -n 19 cc -std=c11 -Wall -Werror "${san[@]}" -o "$T/prog-shared" "$T/prog.c" $cflags $libs ||
 	fail "cannot build against the installed shared library"
 static_libs=$(pkgconf --static --libs) || fail "pkg-config --static --libs erofskit failed"
 static_libs=$(echo " $static_libs " | sed 's/ -lerofskit / -l:liberofskit.a /')
 # shellcheck disable=SC2086
-nice -n 19 cc -std=c11 -Wall -Werror -o "$T/prog-static" "$T/prog.c" $cflags $static_libs ||
+nice -n 19 cc -std=c11 -Wall -Werror "${san[@]}" -o "$T/prog-static" "$T/prog.c" $cflags $static_libs ||
 	fail "cannot build against the installed static library with pkg-config --static"
 # (ldd's output taken whole: grep -q would leave it a closed pipe)
 deps=$(ldd "$T/prog-static") || fail "ldd prog-static failed"

@@ -3,8 +3,10 @@ BUILD      ?= build
 SAN_BUILD  ?= build-san
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
+PREFIX     ?= /usr/local
+DESTDIR    ?=
 
-.PHONY: all deps build build-san demo test test-fast test-san fuzz clean
+.PHONY: all deps build build-san demo test test-fast test-san fuzz install clean
 
 all: build
 
@@ -45,6 +47,15 @@ fuzz:
 	CC=clang cmake -S . -B build-fuzz -DEROFSKIT_FUZZ=ON -DEROFSKIT_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 	cmake --build build-fuzz -j $(JOBS)
 	tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+# The binary, the shared and static libraries, the headers, erofskit.pc,
+# the man pages and the bash completion under PREFIX, staged under DESTDIR
+# when set (as packagers do): make install PREFIX=/usr DESTDIR=/tmp/stage
+install:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_INSTALL_PREFIX="$(PREFIX)" $(CMAKE_ARGS)
+	cmake --build $(BUILD) -j $(JOBS)
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(SAN_BUILD) build-fuzz

@@ -243,6 +243,7 @@ static int queue_file(struct zbuilder *zb, struct tnode *n, int fd, bool whole_f
 		return err_fail(b->err, -ENOMEM, "out of memory");
 	}
 	f->cluster = zb->pcluster;
+	zb->queueing_file = true;
 	for (off = 0; off < n->size && !ret; off += step) {
 		uint64_t len = n->size - off < step ? n->size - off : step;
 		struct ztask *t = NULL;
@@ -261,7 +262,9 @@ static int queue_file(struct zbuilder *zb, struct tnode *n, int fd, bool whole_f
 		t->segment = seg++;
 		enqueue(zb, t);
 	}
-	return ret;
+	zb->queueing_file = false;
+	/* What committed meanwhile may have made packed segments whole. */
+	return ret ? ret : queue_packed(zb, false);
 }
 
 /*
@@ -295,6 +298,8 @@ static int queue_packed(struct zbuilder *zb, bool end)
 	uint64_t have = b->packed ? packed_size(b) : 0;
 	int ret = 0;
 
+	if (zb->queueing_file && !end)
+		return 0;   /* queue_file() calls again when done */
 	while (!ret) {
 		struct zfile *f = zb->packed;
 		unsigned int seg = f ? f->queued_segments : 0;

@@ -107,6 +107,10 @@ struct zbuilder {
 	struct zfile *open;
 	struct zfile *packed;    /* the packed inode, once its data flows */
 	uint64_t packed_queued;  /* ... bytes of it queued */
+	/* A file's segments are being queued: the packed inode's wait until
+	 * they all are, so that each file's blocks stay in one run (a file
+	 * that falls back to being stored uncompressed rewinds over them). */
+	bool queueing_file;
 };
 
 /* zsegment.c: compress task->[off, off+len) of its file. */

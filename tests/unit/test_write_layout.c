@@ -933,6 +933,56 @@ static void test_segment_alone(void **state)
 	free(data);
 }
 
+/*
+ * A big file that falls back to being stored uncompressed (random data)
+ * rewinds over the blocks its compressed segments took.  The packed
+ * inode's segments must not be queued among that file's, or the fall
+ * back overwrites them: here the small files before it fill a packed
+ * segment while its segments are queued (the queue's window, 32 MiB,
+ * commits them only then).  Every file must read back.
+ */
+static void test_fall_back_keeps_packed(void **state)
+{
+	enum { SMALL = 60, SMALL_SIZE = 100 * KiB };
+	const size_t big_size = 40 * MiB;
+	uint8_t *small[SMALL], *big = new_data(big_size, DATA_RANDOM, 77);
+	char top[64], src[96], image[96], name[32];
+	ek_build_options o;
+	ek_error err = { 0, "" };
+	uint8_t *bytes;
+	size_t size, i;
+	ek_image *img;
+
+	(void)state;
+	assert_int_equal(tmp_dir_make(top, sizeof(top), "fallback"), 0);
+	snprintf(src, sizeof(src), "%s/src", top);
+	snprintf(image, sizeof(image), "%s/img", top);
+	assert_int_equal(mkdir(src, 0755), 0);
+	for (i = 0; i < SMALL; i++) {
+		small[i] = new_data(SMALL_SIZE, DATA_TEXT, (uint32_t)i + 100);
+		snprintf(name, sizeof(name), "/a%02zu", i);
+		assert_int_equal(tmp_put(src, name, small[i], SMALL_SIZE), 0);
+	}
+	assert_int_equal(tmp_put(src, "/z-random", big, big_size), 0);
+	assert_int_equal(tmp_options(&o, "lz4", 128 * KiB, 2, &err), 0);
+	o.fragments = EK_FRAGMENTS_TAILS;
+	if (ek_build(image, src, &o, NULL, &err))
+		fail_msg("%s", err.message);
+	assert_int_equal(tmp_slurp(image, &bytes, &size), 0);
+	img = tmp_open_memory(bytes, size);
+	assert_non_null(img);
+	for (i = 0; i < SMALL; i++) {
+		snprintf(name, sizeof(name), "/a%02zu", i);
+		tmp_expect_contents(img, name, small[i], SMALL_SIZE);
+		free(small[i]);
+	}
+	tmp_expect_contents(img, "/z-random", big, big_size);
+	ek_close(img);
+	free(bytes);
+	free(big);
+	tmp_dir_remove(top);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -943,6 +993,7 @@ int main(void)
 		cmocka_unit_test(test_compressed_extents),
 		cmocka_unit_test(test_workers_same_image),
 		cmocka_unit_test(test_segment_alone),
+		cmocka_unit_test(test_fall_back_keeps_packed),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

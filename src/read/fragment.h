@@ -7,10 +7,11 @@
 
 #include "read/internal.h"
 
-struct fragment_cache;
-
-int fragment_cache_create(ek_image *img, ek_error *err);
-void fragment_cache_free(struct fragment_cache *fc);
+/* Once img->packed is loaded (and the image's cache made, if any): where
+ * its decoded extents are kept. */
+int fragment_setup(ek_image *img, ek_error *err);
+/* Before img->packed is released. */
+void fragment_teardown(ek_image *img);
 /* Read bytes [off, off+len) of the packed inode's data. */
 int fragment_read(ek_image *img, uint64_t off, void *buf, size_t len,
 		  ek_error *err);

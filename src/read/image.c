@@ -200,7 +200,7 @@ static int load_packed(ek_image *img, ek_error *err)
 	}
 	/* Its type is checked where fragments are read: the kernel mounts
 	 * images whatever it is. */
-	return fragment_cache_create(img, err);
+	return fragment_setup(img, err);
 }
 
 static int open_common(struct io *io, const ek_open_options *opts,
@@ -251,12 +251,9 @@ static int open_common(struct io *io, const ek_open_options *opts,
 		ret = load_devices(img, err);
 	if (!ret)
 		ret = create_engine(img, err);
-	if (!ret)
-		ret = load_metabox(img, err);
-	if (!ret)
-		ret = load_packed(img, err);
 	if (ret)
 		goto fail;
+	/* Before any inode is loaded: each takes the image's cache. */
 	if (img->opts.cache_bytes) {
 		/* a shard must hold the biggest decoded extents */
 		ret = cache_create(img->opts.cache_bytes, 16u << 20, &img->cache, err);
@@ -268,6 +265,11 @@ static int open_common(struct io *io, const ek_open_options *opts,
 				goto fail;
 		}
 	}
+	ret = load_metabox(img, err);
+	if (!ret)
+		ret = load_packed(img, err);
+	if (ret)
+		goto fail;
 
 	ret = inode_load(img, img->sb.root_nid, &root, err);
 	if (ret) {
@@ -329,11 +331,11 @@ void ek_close(ek_image *img)
 		return;
 	readahead_destroy(img->readahead);
 	bad_extents_destroy(img->bad);
-	cache_destroy(img->metacache);
-	cache_destroy(img->cache);
+	fragment_teardown(img);
 	if (img->packed)
 		ek_inode_put(img->packed);
-	fragment_cache_free(img->fragments);
+	cache_destroy(img->metacache);
+	cache_destroy(img->cache);
 	for (i = 0; i < img->nprefixes; i++)
 		free(img->prefixes[i].infix);
 	free(img->prefixes);

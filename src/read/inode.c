@@ -127,6 +127,7 @@ int inode_load(ek_image *img, ek_nid nid, ek_inode **out, ek_error *err)
 	if (!inode)
 		return err_fail(err, -ENOMEM, "out of memory");
 	inode->img = img;
+	inode->cache = img->cache;
 	inode->nid = nid;
 	atomic_init(&inode->refs, 1);
 	ret = locate(img, nid, inode, err);

@@ -66,10 +66,8 @@ struct ek_image {
 	uint8_t *metabox;
 	uint64_t metabox_size;
 
-	/* FRAGMENTS: the packed inode, loaded at open. */
+	/* FRAGMENTS: the packed inode, loaded at open (fragment.c). */
 	ek_inode *packed;
-	/* Fragments decoded once and shared (see fragment.c). */
-	struct fragment_cache *fragments;
 
 	struct ctxpool zbufs;          /* scratch buffers for decompression */
 	struct bad_extents *bad;           /* extents that failed to decode */
@@ -126,6 +124,9 @@ struct ek_inode {
 	uint64_t chunk_table_off;
 
 	struct zmap_inode z;
+	/* Where its decoded extents are kept: the image's cache, the packed
+	 * inode's own (fragment.c), or NULL (uncached: fsck, extraction). */
+	struct cache *cache;
 };
 
 /* Another reference to an inode handle (released by ek_inode_put). */

@@ -99,7 +99,7 @@ static bool have(ek_inode *inode, uint64_t off, ek_extent *e)
 {
 	if (zmap_map(inode, off, e, NULL) || e->kind != EK_EXTENT_COMPRESSED)
 		return true;   /* nothing to decode there */
-	return cache_contains(inode->img->cache, inode->nid, e->logical);
+	return cache_contains(inode->cache, inode->nid, e->logical);
 }
 
 /* The read-around window of a random read at off: false when its extent

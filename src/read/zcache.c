@@ -71,11 +71,11 @@ static void item_decoded(struct dreq *r, void *ctx)
 	ek_error one;
 
 	if (!r->result) {
-		cache_publish(img->cache, it->ce);
+		cache_publish(b->inode->cache, it->ce);
 	} else {
 		zdecode_failed(b->inode, &it->e, r->result, r->why, &one);
 		bad_extents_add(img->bad, b->inode->nid, it->e.logical, &one);
-		cache_abandon(img->cache, it->ce);
+		cache_abandon(b->inode->cache, it->ce);
 	}
 	/* The batch may be freed as soon as the count drops: touch nothing
 	 * of it after the unlock. */
@@ -119,7 +119,7 @@ static int claim_extents(struct batch *b, uint64_t *offp, uint64_t end, ek_error
 				      (unsigned long long)inode->nid);
 			break;
 		}
-		ret = cache_claim(img->cache, inode->nid, it->e.logical,
+		ret = cache_claim(inode->cache, inode->nid, it->e.logical,
 				     (size_t)it->e.length, &it->ce);
 		if (ret < 0) {
 			ret = err_fail(err, ret, "out of memory");
@@ -193,7 +193,6 @@ static int read_pclusters(struct batch *b, ek_error *err)
  * requests; on failure everything claimed is abandoned. */
 static int batch_prepare(struct batch *b, uint64_t *offp, uint64_t end, ek_error *err)
 {
-	ek_image *img = b->inode->img;
 	size_t i;
 	int ret = claim_extents(b, offp, end, err);
 
@@ -222,7 +221,7 @@ static int batch_prepare(struct batch *b, uint64_t *offp, uint64_t end, ek_error
 	}
 	if (ret) {
 		for (i = 0; i < b->n; i++)
-			cache_abandon(img->cache, b->items[i].ce);
+			cache_abandon(b->inode->cache, b->items[i].ce);
 		b->nreq = 0;
 	}
 	b->outstanding = b->nreq;
@@ -267,7 +266,7 @@ static int batch_finish(struct batch *b, ek_error *err)
 			*err = b->first;
 	}
 	for (i = 0; i < b->n; i++)
-		cache_put(img->cache, b->items[i].ce);
+		cache_put(b->inode->cache, b->items[i].ce);
 	if (b->scratch)
 		ctxpool_put(&img->zbufs, b->scratch);
 	pthread_cond_destroy(&b->settled);

@@ -201,28 +201,27 @@ static int read_compressed(ek_inode *inode, const ek_extent *e, uint64_t within,
 static int read_cached(ek_inode *inode, const ek_extent *e, uint64_t within,
 		       uint8_t *buf, size_t n, bool drop_behind, ek_error *err)
 {
-	ek_image *img = inode->img;
 	struct cache_entry *ce;
 	int attempt, ret;
 
 	for (attempt = 0; attempt < 2; attempt++) {
-		ce = cache_get(img->cache, inode->nid, e->logical);
+		ce = cache_get(inode->cache, inode->nid, e->logical);
 		if (!ce) {
 			ret = zcache_fill(inode, e->logical, e->logical + 1, err);
 			if (ret)
 				return ret;
-			ce = cache_get(img->cache, inode->nid, e->logical);
+			ce = cache_get(inode->cache, inode->nid, e->logical);
 			if (!ce)   /* too big to cache */
 				return read_compressed(inode, e, within, buf, n, err);
 		}
-		if (!cache_wait(img->cache, ce)) {
+		if (!cache_wait(inode->cache, ce)) {
 			memcpy(buf, ce->data + within, n);
 			if (drop_behind && within + n == e->length)
-				cache_drop(img->cache, ce);
-			cache_put(img->cache, ce);
+				cache_drop(inode->cache, ce);
+			cache_put(inode->cache, ce);
 			return 0;
 		}
-		cache_put(img->cache, ce);
+		cache_put(inode->cache, ce);
 	}
 	/* Abandoned twice without a remembered failure: decode around it. */
 	return read_compressed(inode, e, within, buf, n, err);
@@ -237,7 +236,7 @@ int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 	struct ra_plan plan = { 0 };
 	int ret;
 
-	if (img->cache) {
+	if (inode->cache) {
 		/* Readahead first, so that it runs beside this read's own
 		 * decoding; then the request's missing extents, in batches;
 		 * read-around of a random read only after them, so that it
@@ -272,7 +271,7 @@ int zdata_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 			ret = read_plain(inode, &e, within, dst, n, err);
 			break;
 		default:
-			if (img->cache)
+			if (inode->cache)
 				ret = read_cached(inode, &e, within, dst, n, plan.drop_behind, err);
 			else if (within == 0 && n == e.length && len > n)
 				ret = read_run(inode, &e, dst, len, &n, err);

@@ -279,6 +279,7 @@ static int batch_finish(struct batch *b, ek_error *err)
  * those around the cache. */
 int zcache_fill(ek_inode *inode, uint64_t off, uint64_t end, ek_error *err)
 {
+	uint64_t start = off;
 	int ret = 0;
 
 	if (end > inode->raw.size)
@@ -286,16 +287,24 @@ int zcache_fill(ek_inode *inode, uint64_t off, uint64_t end, ek_error *err)
 	while (off < end && !ret) {
 		uint64_t before = off;
 		struct batch *b = batch_new(inode);
+		ek_error why = { 0, "" };
 
 		if (!b)
 			return err_fail(err, -ENOMEM, "out of memory");
-		ret = batch_prepare(b, &off, end, err);
+		ret = batch_prepare(b, &off, end, &why);
 		if (!ret) {
 			batch_decode_here(b);
-			ret = batch_finish(b, err);
+			ret = batch_finish(b, &why);
 		} else {
 			batch_finish(b, NULL);
+			/* A bad extent after the first: the reader meets it in
+			 * its turn, after whatever is wrong before it, so that
+			 * problems are told in the order of the file. */
+			if (off > start)
+				return 0;
 		}
+		if (ret && err)
+			*err = why;
 		if (off <= before)   /* the map did not move: never spin */
 			break;
 	}

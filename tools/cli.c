@@ -1,10 +1,12 @@
 /* Shared helpers of the subcommands. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -89,6 +91,122 @@ bool cli_parse_int(const char *s, int64_t *out)
 	return true;
 }
 
+/* Standard input copied into an unnamed file of $TMPDIR (an image must be
+ * read at any offset, and a pipe cannot be), or -1 with err filled. */
+static int spool_stdin(ek_error *err)
+{
+	const char *dir = getenv("TMPDIR");
+	static char buf[1 << 16];
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(err->message, sizeof(err->message),
+			 "standard input: cannot make a temporary file in %s: %s", dir,
+			 strerror(errno));
+		err->code = -errno;
+		return -1;
+	}
+	for (;;) {
+		ssize_t got = read(STDIN_FILENO, buf, sizeof(buf)), put = 0;
+
+		if (got == 0)
+			return fd;
+		if (got < 0 && errno == EINTR)
+			continue;
+		while (got > 0 && put < got) {
+			ssize_t n = write(fd, buf + put, (size_t)(got - put));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			put += n;
+		}
+		if (got < 0 || put < got) {
+			err->code = -(errno ? errno : EIO);
+			snprintf(err->message, sizeof(err->message),
+				 "standard input: cannot %s it: %s",
+				 got < 0 ? "read" : "keep a copy of", strerror(-err->code));
+			close(fd);
+			return -1;
+		}
+	}
+}
+
+int cli_open_image(const char *name, const ek_open_options *oo, ek_image **img,
+		   ek_error *err)
+{
+	char path[64];
+	struct stat st;
+	int fd = STDIN_FILENO, ret;
+
+	if (strcmp(name, "-"))
+		return ek_open(name, oo, img, err);
+	if (fstat(STDIN_FILENO, &st) < 0) {
+		err->code = -errno;
+		snprintf(err->message, sizeof(err->message), "standard input: %s",
+			 strerror(errno));
+		return err->code;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		fd = spool_stdin(err);
+		if (fd < 0)
+			return err->code;
+	}
+	/* The image opens its own descriptor of the same file. */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	ret = ek_open(path, oo, img, err);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (ret) {
+		char *named = strstr(err->message, path);
+
+		if (named == err->message) {   /* say what the user gave */
+			size_t len = strlen(path), name_len = strlen("standard input");
+
+			memmove(err->message + name_len, err->message + len,
+				strlen(err->message + len) + 1);
+			memcpy(err->message, "standard input", name_len);
+		}
+	}
+	return ret;
+}
+
+int cli_getopt(const char *cmd, int argc, char **argv, const char *optstring,
+	       const struct option *longopts)
+{
+	char quiet[64];
+	const char *arg;
+	int c;
+
+	/* A leading ':' tells a missing value from an unknown option. */
+	snprintf(quiet, sizeof(quiet), ":%s", optstring);
+	opterr = 0;
+	c = getopt_long(argc, argv, quiet, longopts, NULL);
+	if (c != '?' && c != ':')
+		return c;
+	arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+	if (!strncmp(arg, "--", 2)) {
+		const char *eq = strchr(arg, '=');
+		int len = eq ? (int)(eq - arg) : (int)strlen(arg);
+
+		if (c == ':')
+			cli_error(cmd, "option '%.*s' needs a value", len, arg);
+		else if (eq && optopt)
+			cli_error(cmd, "option '%.*s' takes no value", len, arg);
+		else
+			cli_error(cmd, "unknown option '%.*s'", len, arg);
+	} else if (c == ':') {
+		cli_error(cmd, "option '-%c' needs a value", optopt);
+	} else {
+		cli_error(cmd, "unknown option '-%c'", optopt);
+	}
+	return '?';
+}
+
 double cli_now(void)
 {
 	struct timespec ts;
@@ -100,7 +218,13 @@ double cli_now(void)
 void cli_progress_init(struct cli_progress *p, const char *what)
 {
 	memset(p, 0, sizeof(*p));
+	const char *term = getenv("TERM"), *no_color = getenv("NO_COLOR");
+
 	p->enabled = isatty(STDERR_FILENO);
+	/* no-color.org: any non-empty NO_COLOR.  We draw no colour at all;
+	 * what it (and a dumb terminal) rules out here is the escape that
+	 * erases the line's end. */
+	p->plain = (no_color && *no_color) || !term || !*term || !strcmp(term, "dumb");
 	p->what = what;
 	p->start = p->last = cli_now();
 }
@@ -116,11 +240,29 @@ static void duration(double seconds, char *out, size_t size)
 		snprintf(out, size, "%lu:%02lu", s / 60, s % 60);
 }
 
+/* Replace the line on the terminal by text (empty: erase it). */
+static void draw(struct cli_progress *p, const char *text, int len)
+{
+	if (!p->plain) {
+		fprintf(stderr, "\r%.*s\033[K", len, text);
+	} else {
+		/* Spaces over what the last line had beyond this one. */
+		int pad = p->width > len ? p->width - len : 0;
+
+		fprintf(stderr, "\r%.*s%*s", len, text, pad, "");
+		if (pad)
+			fprintf(stderr, "\r%.*s", len, text);
+	}
+	p->width = len;
+	p->drawn = len > 0;
+}
+
 void cli_progress_files(struct cli_progress *p, uint64_t files_done, uint64_t files_total,
 			uint64_t done, uint64_t total)
 {
 	double now, elapsed, rate;
-	char files[48] = "", left[48] = "";
+	char files[48] = "", left[48] = "", line[256];
+	int n;
 
 	if (!p->enabled)
 		return;
@@ -140,13 +282,14 @@ void cli_progress_files(struct cli_progress *p, uint64_t files_done, uint64_t fi
 		snprintf(left, sizeof(left), ", %s left", d);
 	}
 	if (total)
-		fprintf(stderr, "\r%s: %s%.1f / %.1f MiB (%3.0f%%), %.1f MiB/s%s\033[K", p->what,
-			files, (double)done / 1048576.0, (double)total / 1048576.0,
-			100.0 * (double)done / (double)total, rate / 1048576.0, left);
+		n = snprintf(line, sizeof(line), "%s: %s%.1f / %.1f MiB (%3.0f%%), %.1f MiB/s%s",
+			     p->what, files, (double)done / 1048576.0,
+			     (double)total / 1048576.0, 100.0 * (double)done / (double)total,
+			     rate / 1048576.0, left);
 	else
-		fprintf(stderr, "\r%s: %s%.1f MiB, %.1f MiB/s\033[K", p->what, files,
-			(double)done / 1048576.0, rate / 1048576.0);
-	p->drawn = true;
+		n = snprintf(line, sizeof(line), "%s: %s%.1f MiB, %.1f MiB/s", p->what, files,
+			     (double)done / 1048576.0, rate / 1048576.0);
+	draw(p, line, n < 0 ? 0 : n < (int)sizeof(line) ? n : (int)sizeof(line) - 1);
 }
 
 void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t total)
@@ -157,7 +300,7 @@ void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t total)
 void cli_progress_done(struct cli_progress *p)
 {
 	if (p->drawn)
-		fputs("\r\033[K", stderr);
+		draw(p, "", 0);
 	p->drawn = false;
 }
 

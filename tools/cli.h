@@ -2,9 +2,12 @@
 #ifndef EK_TOOLS_CLI_H
 #define EK_TOOLS_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "erofskit/erofskit.h"
 
 /* Exit codes of every subcommand. */
 enum {
@@ -28,6 +31,18 @@ void cli_error(const char *cmd, const char *fmt, ...)
 void cli_warn(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* ek_open, where "-" is standard input (a file or device as it is; a
+ * pipe is first copied to an unnamed temporary file). */
+int cli_open_image(const char *name, const ek_open_options *oo, ek_image **img,
+		   ek_error *err);
+
+/* getopt_long with our messages: "erofskit mkfs: unknown option '-x'"
+ * (getopt's own would name the subcommand alone).  optstring must not
+ * start with ':'; on a bad option the message is printed and '?'
+ * returned. */
+int cli_getopt(const char *cmd, int argc, char **argv, const char *optstring,
+	       const struct option *longopts);
+
 /* Parse an unsigned number with an optional K/M/G suffix (powers of 2).
  * Returns false on garbage or overflow. */
 bool cli_parse_size(const char *s, uint64_t *out);
@@ -35,12 +50,15 @@ bool cli_parse_size(const char *s, uint64_t *out);
 bool cli_parse_int(const char *s, int64_t *out);
 
 /* Progress on stderr, redrawn at most ten times a second, only when
- * stderr is a terminal. */
+ * stderr is a terminal.  Without escape sequences (the line is cleared
+ * with spaces) when NO_COLOR is set or TERM is dumb or unset. */
 struct cli_progress {
 	bool enabled;
+	bool plain;              /* no ANSI escape sequences */
 	const char *what;
 	double start, last;
 	bool drawn;
+	int width;               /* of the line drawn last */
 };
 void cli_progress_init(struct cli_progress *p, const char *what);
 void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t total);

@@ -17,7 +17,8 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: erofskit dump [options] IMAGE\n"
 "\n"
-"Without options, print the superblock.\n"
+"Without options, print the superblock.  IMAGE '-' reads the image from\n"
+"standard input.\n"
 "\n"
 "options:\n"
 "  --path P       one inode in detail: attributes, layout, xattrs, extents\n"
@@ -416,7 +417,7 @@ int cmd_dump(int argc, char **argv)
 
 	ek_open_options_init(&oo);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(CMD, argc, argv, "h", longopts)) != -1) {
 		switch (c) {
 		case OPT_NID:
 			if (!cli_parse_int(optarg, &nid) || nid < 0) {
@@ -456,7 +457,7 @@ int cmd_dump(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	ret = ek_open(argv[optind], &oo, &img, &err);
+	ret = cli_open_image(argv[optind], &oo, &img, &err);
 	if (ret) {
 		cli_error(CMD, "%s", err.message);
 		return cli_exit_code(ret);

@@ -18,6 +18,7 @@ static void usage(FILE *f)
 "Check every inode, directory and xattr reachable from the root and read\n"
 "every byte of every file.  Exit status: 0 clean, 1 corruption found (each\n"
 "problem is printed with its path and nid), 2 usage or I/O error.\n"
+"IMAGE '-' reads the image from standard input.\n"
 "\n"
 "options:\n"
 "  --extract DIR         also recreate the tree in DIR: contents, modes,\n"
@@ -31,6 +32,9 @@ static void usage(FILE *f)
 "                        deflate: libdeflate (default), isal, zlib\n"
 "                        lzma: builtin (default, erofskit's), liblzma\n"
 "                        (also $EROFSKIT_ENGINE, $EROFSKIT_LZMA_ENGINE)\n"
+"  --json                print one JSON report on standard output: the\n"
+"                        counts and every problem (path, nid, offset, image\n"
+"                        offset, decoder); exit status as without it\n"
 "  -q, --quiet           print problems only\n"
 "  -h, --help            this text\n"
 "\n"
@@ -42,19 +46,94 @@ static void usage(FILE *f)
 struct report {
 	pthread_mutex_t lock;
 	struct cli_progress *prog;
+	FILE *json;              /* --json: the problems' objects, else NULL */
+	bool json_failed;        /* that buffer could not grow */
+	unsigned long long listed;
 };
 
-static void on_problem(void *ctx, const char *path, ek_nid nid, int code,
-		       const char *message)
+/* A number, or null when the problem has none. */
+static void json_offset(FILE *f, uint64_t v)
+{
+	if (v == EK_NO_OFFSET)
+		fputs("null", f);
+	else
+		fprintf(f, "%llu", (unsigned long long)v);
+}
+
+static void json_problem(struct report *r, const ek_problem *p)
+{
+	const char *name = strerrorname_np(-p->code);
+	FILE *f = r->json;
+
+	fprintf(f, "%s\n    {\"path\": ", r->listed++ ? "," : "");
+	cli_json_string(f, p->path, strlen(p->path));
+	fprintf(f, ", \"nid\": %llu, \"errno\": ", (unsigned long long)p->nid);
+	if (name)
+		cli_json_string(f, name, strlen(name));
+	else
+		fprintf(f, "%d", -p->code);
+	fputs(", \"offset\": ", f);
+	json_offset(f, p->offset);
+	fputs(", \"image_offset\": ", f);
+	json_offset(f, p->image_offset);
+	fputs(", \"decoder\": ", f);
+	if (p->decoder)
+		cli_json_string(f, p->decoder, strlen(p->decoder));
+	else
+		fputs("null", f);
+	fputs(", \"message\": ", f);
+	cli_json_string(f, p->message, strlen(p->message));
+	fputc('}', f);
+	if (ferror(f))
+		r->json_failed = true;
+}
+
+static void on_problem(void *ctx, const ek_problem *p)
 {
 	struct report *r = ctx;
 
-	(void)code;
 	pthread_mutex_lock(&r->lock);
-	cli_progress_done(r->prog);
-	fprintf(stderr, "erofskit fsck: %s (nid %llu): %s\n", path,
-		(unsigned long long)nid, message);
+	if (r->json) {
+		json_problem(r, p);
+	} else {
+		cli_progress_done(r->prog);
+		fprintf(stderr, "erofskit fsck: %s (nid %llu): %s\n", p->path,
+			(unsigned long long)p->nid, p->message);
+	}
 	pthread_mutex_unlock(&r->lock);
+}
+
+/*
+ * The --json report, printed whatever the outcome: "result" is "clean",
+ * "corrupt" or "error" (then "error" says why, as on standard error).
+ * Field names are documented in erofskit-fsck(1); keep them stable.
+ */
+static void print_json(const char *image, const ek_check_options *co,
+		       const ek_check_stats *st, const char *problems,
+		       const char *error)
+{
+	const char *result = error ? "error" : st->problems ? "corrupt" : "clean";
+
+	fputs("{\n  \"image\": ", stdout);
+	cli_json_string(stdout, image, strlen(image));
+	printf(",\n  \"result\": \"%s\",\n  \"extract_dir\": ", result);
+	if (co->extract_dir)
+		cli_json_string(stdout, co->extract_dir, strlen(co->extract_dir));
+	else
+		fputs("null", stdout);
+	printf(",\n  \"inodes\": %llu,\n  \"directories\": %llu,\n"
+	       "  \"regular_files\": %llu,\n  \"bytes\": %llu,\n"
+	       "  \"problem_count\": %llu,\n  \"seconds\": %.3f,\n",
+	       (unsigned long long)st->inodes, (unsigned long long)st->directories,
+	       (unsigned long long)st->regular_files, (unsigned long long)st->bytes,
+	       (unsigned long long)st->problems, st->seconds);
+	printf("  \"problems\": [%s%s],\n  \"error\": ", problems ? problems : "",
+	       problems && *problems ? "\n  " : "");
+	if (error)
+		cli_json_string(stdout, error, strlen(error));
+	else
+		fputs("null", stdout);
+	fputs("\n}\n", stdout);
 }
 
 static void on_progress(void *ctx, uint64_t done, uint64_t total)
@@ -66,7 +145,10 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 	pthread_mutex_unlock(&r->lock);
 }
 
-enum { OPT_EXTRACT = 256, OPT_OVERWRITE, OPT_NO_OWNER, OPT_NO_XATTRS, OPT_WORKERS, OPT_ENGINE };
+enum {
+	OPT_EXTRACT = 256, OPT_OVERWRITE, OPT_NO_OWNER, OPT_NO_XATTRS, OPT_WORKERS,
+	OPT_ENGINE, OPT_JSON,
+};
 
 int cmd_fsck(int argc, char **argv)
 {
@@ -77,6 +159,7 @@ int cmd_fsck(int argc, char **argv)
 		{ "no-xattrs", no_argument, NULL, OPT_NO_XATTRS },
 		{ "workers", required_argument, NULL, OPT_WORKERS },
 		{ "engine", required_argument, NULL, OPT_ENGINE },
+		{ "json", no_argument, NULL, OPT_JSON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -87,7 +170,9 @@ int cmd_fsck(int argc, char **argv)
 	ek_check_options co;
 	ek_check_stats st;
 	ek_image *img;
-	bool quiet = false;
+	bool quiet = false, json = false;
+	char *problems = NULL;
+	size_t problems_len = 0;
 	ek_error err;
 	uint64_t v;
 	int c, ret;
@@ -95,7 +180,7 @@ int cmd_fsck(int argc, char **argv)
 	ek_open_options_init(&oo);
 	ek_check_options_init(&co);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(CMD, argc, argv, "qh", longopts)) != -1) {
 		switch (c) {
 		case OPT_EXTRACT:
 			co.extract_dir = optarg;
@@ -122,6 +207,9 @@ int cmd_fsck(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case OPT_JSON:
+			json = true;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -138,10 +226,18 @@ int cmd_fsck(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	ret = ek_open(argv[optind], &oo, &img, &err);
+	memset(&st, 0, sizeof(st));
+	ret = cli_open_image(argv[optind], &oo, &img, &err);
 	if (ret) {
 		cli_error(CMD, "%s", err.message);
+		if (json)
+			print_json(argv[optind], &co, &st, NULL, err.message);
 		return cli_exit_code(ret);
+	}
+	if (json && !(rep.json = open_memstream(&problems, &problems_len))) {
+		ek_close(img);
+		cli_error(CMD, "out of memory");
+		return EXIT_USAGE;
 	}
 	cli_progress_init(&prog, co.extract_dir ? "extract" : "check");
 	rep.prog = &prog;
@@ -152,16 +248,26 @@ int cmd_fsck(int argc, char **argv)
 	ret = ek_check(img, &co, &st, &err);
 	cli_progress_done(&prog);
 	ek_close(img);
+	if (rep.json) {
+		if (fclose(rep.json) || rep.json_failed) {
+			free(problems);
+			cli_error(CMD, "out of memory");
+			return EXIT_USAGE;
+		}
+		print_json(argv[optind], &co, &st, problems, ret ? err.message : NULL);
+		free(problems);
+	}
 	if (ret) {
 		cli_error(CMD, "%s", err.message);
 		return EXIT_USAGE;
 	}
 	if (st.problems) {
-		fprintf(stderr, "erofskit fsck: %s: %llu problem%s found\n", argv[optind],
-			(unsigned long long)st.problems, st.problems == 1 ? "" : "s");
+		if (!json)
+			fprintf(stderr, "erofskit fsck: %s: %llu problem%s found\n", argv[optind],
+				(unsigned long long)st.problems, st.problems == 1 ? "" : "s");
 		return EXIT_CORRUPT;
 	}
-	if (!quiet)
+	if (!quiet && !json)
 		printf("%s: clean: %llu inodes, %llu directories, %llu files, %llu bytes checked%s in %.2f s\n",
 		       argv[optind], (unsigned long long)st.inodes,
 		       (unsigned long long)st.directories,

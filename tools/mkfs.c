@@ -1,8 +1,11 @@
 /* erofskit mkfs: build an image from a directory. */
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "erofskit/build.h"
@@ -16,6 +19,7 @@ static void usage(FILE *f)
 "\n"
 "Build the EROFS image IMAGE from the directory SOURCE_DIR.  The image is\n"
 "written to a temporary file beside IMAGE and renamed only on success.\n"
+"IMAGE '-' writes it to standard output (built in $TMPDIR first).\n"
 "\n"
 "options:\n"
 "  -b SIZE               block size: 512, 1024, 2048 or 4096 (default 4096)\n"
@@ -46,6 +50,8 @@ static void usage(FILE *f)
 "  --no-xattrs           do not store extended attributes\n"
 "  --no-xattr-filter     do not write the xattr bloom filter\n"
 "  --no-sparse-chunks    store sparse files flat (holes as zero blocks)\n"
+"  --json                the summary as JSON on standard output (inodes,\n"
+"                        bytes in and out, files per layout, time)\n"
 "  -q, --quiet           no summary\n"
 "  -h, --help            this text\n"
 "\n"
@@ -94,8 +100,128 @@ static void progress(void *ctx, const ek_build_progress *p)
 
 enum {
 	OPT_WORKERS = 256, OPT_MKFS_TIME, OPT_ALL_ROOT, OPT_FORCE_UID,
-	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_NO_SPARSE,
+	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_NO_SPARSE, OPT_JSON,
 };
+
+/*
+ * The --json summary.  Field names are documented in erofskit-mkfs(1);
+ * keep them stable.  On failure "result" is "error" and "error" says why.
+ */
+static void print_json(const char *image, const ek_build_stats *st, const char *error)
+{
+	fputs("{\n  \"image\": ", stdout);
+	cli_json_string(stdout, image, strlen(image));
+	printf(",\n  \"result\": \"%s\",\n  \"error\": ", error ? "error" : "ok");
+	if (error)
+		cli_json_string(stdout, error, strlen(error));
+	else
+		fputs("null", stdout);
+	printf(",\n  \"inodes\": %llu,\n  \"regular_files\": %llu,\n"
+	       "  \"directories\": %llu,\n  \"input_bytes\": %llu,\n"
+	       "  \"image_bytes\": %llu,\n  \"compressed_files\": %llu,\n"
+	       "  \"layouts\": {\n    \"fragment_files\": %llu,\n"
+	       "    \"fragment_tails\": %llu,\n    \"packed_bytes\": %llu,\n"
+	       "    \"inline_tails\": %llu,\n    \"dedupe_hits\": %llu\n  },\n"
+	       "  \"seconds\": %.3f\n}\n",
+	       (unsigned long long)st->files, (unsigned long long)st->regular_files,
+	       (unsigned long long)st->directories, (unsigned long long)st->input_bytes,
+	       (unsigned long long)st->image_bytes, (unsigned long long)st->compressed_files,
+	       (unsigned long long)st->fragment_files, (unsigned long long)st->fragment_tails,
+	       (unsigned long long)st->packed_bytes, (unsigned long long)st->inline_tails,
+	       (unsigned long long)st->dedupe_hits, st->seconds);
+}
+
+static void print_summary(FILE *f, const char *image, const ek_build_stats *st)
+{
+	fprintf(f, "%s: %llu inodes (%llu files, %llu directories), %llu input bytes -> %llu image bytes in %.2f s\n",
+		image, (unsigned long long)st->files,
+		(unsigned long long)st->regular_files,
+		(unsigned long long)st->directories,
+		(unsigned long long)st->input_bytes,
+		(unsigned long long)st->image_bytes, st->seconds);
+	if (st->fragment_files || st->fragment_tails || st->inline_tails || st->dedupe_hits)
+		fprintf(f, "%s: %llu compressed files: %llu whole in the packed inode, %llu with their tail there (%llu bytes packed), %llu with it after the inode; %llu clusters and fragments stored once for several\n",
+			image, (unsigned long long)st->compressed_files,
+			(unsigned long long)st->fragment_files,
+			(unsigned long long)st->fragment_tails,
+			(unsigned long long)st->packed_bytes,
+			(unsigned long long)st->inline_tails,
+			(unsigned long long)st->dedupe_hits);
+}
+
+/* The whole of the file at path onto standard output. */
+static int copy_to_stdout(const char *path, ek_error *err)
+{
+	static char buf[1 << 16];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t got = 0;
+
+	if (fd < 0)
+		goto fail;
+	for (;;) {
+		ssize_t put = 0;
+
+		/* A kernel copy when standard output is a file. */
+		got = copy_file_range(fd, NULL, STDOUT_FILENO, NULL, 1 << 30, 0);
+		if (got > 0)
+			continue;
+		if (got == 0)
+			break;
+		got = read(fd, buf, sizeof(buf));
+		if (got <= 0)
+			break;
+		while (put < got) {
+			ssize_t n = write(STDOUT_FILENO, buf + put, (size_t)(got - put));
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				goto fail;
+			put += n;
+		}
+	}
+	if (got < 0)
+		goto fail;
+	close(fd);
+	return 0;
+fail:
+	err->code = -(errno ? errno : EIO);
+	snprintf(err->message, sizeof(err->message), "standard output: %s",
+		 strerror(-err->code));
+	if (fd >= 0)
+		close(fd);
+	return err->code;
+}
+
+/*
+ * IMAGE '-': build into a private directory of $TMPDIR (ek_build writes
+ * beside its target and renames), then stream the image out.  Nothing is
+ * written to standard output unless the whole build succeeded.
+ */
+static int build_to_stdout(const char *source, const ek_build_options *o,
+			   ek_build_stats *stats, ek_error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[4096], image[4200];
+	int ret;
+
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	snprintf(dir, sizeof(dir), "%s/erofskit-mkfs.XXXXXX", tmp);
+	if (!mkdtemp(dir)) {
+		err->code = -errno;
+		snprintf(err->message, sizeof(err->message),
+			 "cannot make a temporary directory in %s: %s", tmp, strerror(errno));
+		return err->code;
+	}
+	snprintf(image, sizeof(image), "%s/image", dir);
+	ret = ek_build(image, source, o, stats, err);
+	if (!ret)
+		ret = copy_to_stdout(image, err);
+	unlink(image);
+	rmdir(dir);
+	return ret;
+}
 
 int cmd_mkfs(int argc, char **argv)
 {
@@ -108,6 +234,7 @@ int cmd_mkfs(int argc, char **argv)
 		{ "no-xattrs", no_argument, NULL, OPT_NO_XATTRS },
 		{ "no-xattr-filter", no_argument, NULL, OPT_NO_FILTER },
 		{ "no-sparse-chunks", no_argument, NULL, OPT_NO_SPARSE },
+		{ "json", no_argument, NULL, OPT_JSON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -115,8 +242,8 @@ int cmd_mkfs(int argc, char **argv)
 	ek_build_options o;
 	ek_build_stats stats;
 	struct cli_progress prog;
-	bool quiet = false;
-	const char *sde;
+	bool quiet = false, json = false, to_stdout;
+	const char *sde, *image, *source;
 	ek_error err;
 	uint64_t v;
 	int64_t iv;
@@ -124,7 +251,7 @@ int cmd_mkfs(int argc, char **argv)
 
 	ek_build_options_init(&o);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "b:z:C:E:T:U:L:qh", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(CMD, argc, argv, "b:z:C:E:T:U:L:qh", longopts)) != -1) {
 		switch (c) {
 		case 'b':
 			if (!cli_parse_size(optarg, &v) || v > UINT32_MAX) {
@@ -211,6 +338,9 @@ int cmd_mkfs(int argc, char **argv)
 		case OPT_NO_SPARSE:
 			o.no_sparse_chunks = true;
 			break;
+		case OPT_JSON:
+			json = true;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -236,30 +366,37 @@ int cmd_mkfs(int argc, char **argv)
 		o.timestamp = iv;
 		o.clamp_mtime = true;
 	}
+	image = argv[optind];
+	source = argv[optind + 1];
+	to_stdout = !strcmp(image, "-");
+	if (!strcmp(source, "-")) {
+		cli_error(CMD, "SOURCE '-' (a tar on standard input) needs --tar, which erofskit does not support yet; give a directory");
+		return EXIT_USAGE;
+	}
+	if (to_stdout && json) {
+		cli_error(CMD, "--json and IMAGE '-' both want standard output");
+		return EXIT_USAGE;
+	}
+	if (to_stdout && isatty(STDOUT_FILENO)) {
+		cli_error(CMD, "IMAGE '-': standard output is a terminal; redirect it to a file or a pipe");
+		return EXIT_USAGE;
+	}
+	memset(&stats, 0, sizeof(stats));
 	cli_progress_init(&prog, "mkfs");
 	o.progress = progress;
 	o.progress_ctx = &prog;
-	if (ek_build(argv[optind], argv[optind + 1], &o, &stats, &err)) {
+	if (to_stdout ? build_to_stdout(source, &o, &stats, &err)
+		      : ek_build(image, source, &o, &stats, &err)) {
 		cli_progress_done(&prog);
 		cli_error(CMD, "%s", err.message);
+		if (json)
+			print_json(image, &stats, err.message);
 		return EXIT_USAGE;
 	}
 	cli_progress_done(&prog);
-	if (!quiet)
-		printf("%s: %llu inodes (%llu files, %llu directories), %llu input bytes -> %llu image bytes in %.2f s\n",
-		       argv[optind], (unsigned long long)stats.files,
-		       (unsigned long long)stats.regular_files,
-		       (unsigned long long)stats.directories,
-		       (unsigned long long)stats.input_bytes,
-		       (unsigned long long)stats.image_bytes, stats.seconds);
-	if (!quiet && (stats.fragment_files || stats.fragment_tails || stats.inline_tails ||
-		       stats.dedupe_hits))
-		printf("%s: %llu compressed files: %llu whole in the packed inode, %llu with their tail there (%llu bytes packed), %llu with it after the inode; %llu clusters and fragments stored once for several\n",
-		       argv[optind], (unsigned long long)stats.compressed_files,
-		       (unsigned long long)stats.fragment_files,
-		       (unsigned long long)stats.fragment_tails,
-		       (unsigned long long)stats.packed_bytes,
-		       (unsigned long long)stats.inline_tails,
-		       (unsigned long long)stats.dedupe_hits);
+	if (json)
+		print_json(image, &stats, NULL);
+	else if (!quiet)
+		print_summary(to_stdout ? stderr : stdout, image, &stats);
 	return EXIT_OK;
 }

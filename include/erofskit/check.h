@@ -14,10 +14,28 @@
 extern "C" {
 #endif
 
-/* One problem found: the path (as far as known) and nid it concerns.
- * Called from any worker thread, one call at a time. */
-typedef void (*ek_problem_fn)(void *ctx, const char *path, ek_nid nid,
-			      int code, const char *message);
+/* No file offset: the problem is not about a file's data. */
+#define EK_NO_OFFSET UINT64_MAX
+
+/* One problem found, as ek_check reports it once the walk is over. */
+typedef struct ek_problem {
+	const char *path;       /* "/a/b": the entry or inode concerned (an
+	                           inode's problems name its smallest path) */
+	ek_nid nid;
+	int code;               /* negative errno, -EUCLEAN for corruption */
+	const char *message;
+	uint64_t offset;        /* file byte where bad data starts, or
+	                           EK_NO_OFFSET */
+	uint64_t image_offset;  /* image byte of the extent holding it, or
+	                           EK_NO_OFFSET (not stored in the image, or
+	                           not mapped) */
+	const char *decoder;    /* algorithm of that extent ("lz4", ...), or
+	                           NULL when no decompression was involved */
+} ek_problem;
+
+/* Called from the thread that called ek_check, in report order: by path
+ * in walk order, then message. */
+typedef void (*ek_problem_fn)(void *ctx, const ek_problem *problem);
 
 typedef void (*ek_check_progress_fn)(void *ctx, uint64_t bytes_done,
 				     uint64_t bytes_total);

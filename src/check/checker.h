@@ -32,12 +32,19 @@
 /* Above this many queued jobs, directory jobs stop handing work off. */
 #define CHECK_QUEUE_LIMIT    256u
 
+/* Where in a file's data a problem starts (ek_problem's fields). */
+struct data_where {
+	uint64_t offset, image_offset;
+	const char *decoder;         /* a static name, or NULL */
+};
+
 struct problem {
 	char *path;          /* entry problems: the entry's path */
 	uint64_t nid;
 	bool by_inode;       /* report under the inode's smallest path */
 	int code;
 	char *message;
+	struct data_where where;
 };
 
 struct deferred_link {
@@ -98,6 +105,9 @@ void check_problem_entry(struct checker *c, const char *path, uint64_t nid,
 			 int code, const char *msg);
 void check_problem_inode(struct checker *c, const char *path, uint64_t nid,
 			 int code, const char *msg);
+/* A problem of an inode's data, at w. */
+void check_problem_data(struct checker *c, const char *path, uint64_t nid,
+			int code, const char *msg, const struct data_where *w);
 void check_report_problems(struct checker *c);
 void check_io_failure(struct checker *c, const char *path, const ek_error *e);
 

@@ -38,6 +38,7 @@ struct file_state {
 	pthread_mutex_t lock;       /* that problem's message */
 	int code;
 	char message[EK_ERROR_MESSAGE_MAX];
+	struct data_where where;    /* of that problem */
 };
 
 struct range_job {
@@ -62,18 +63,44 @@ static void check_progress(struct checker *c, uint64_t bytes)
 		c->o->progress(c->o->progress_ctx, done, atomic_load(&c->bytes_total));
 }
 
+/* The image byte behind file offset `at` of extent x, and its decoder. */
+static struct data_where where_in(const ek_extent *x, uint64_t at)
+{
+	struct data_where w = { at, EK_NO_OFFSET, NULL };
+
+	if (!x)
+		return w;
+	switch (x->kind) {
+	case EK_EXTENT_COMPRESSED:
+		w.image_offset = x->physical;   /* the pcluster's start */
+		w.decoder = ek_algorithm_name(x->algorithm);
+		break;
+	case EK_EXTENT_PLAIN:
+		if (at >= x->logical && !x->interlaced)
+			w.image_offset = x->physical + (at - x->logical);
+		else
+			w.image_offset = x->physical;
+		break;
+	default:        /* holes and fragments have no image byte of their own */
+		break;
+	}
+	return w;
+}
+
 /*
  * A damaged file is reported, and extracted, as one worker meets it: the
  * problem at the lowest offset wins, whichever range found it first, and
  * ranges keep going only below it.  The extracted file is then cut there
  * (finish_file), so its bytes do not depend on the number of workers.
  */
-static void file_problem(struct file_state *f, uint64_t at, int code, const char *msg)
+static void file_problem(struct file_state *f, uint64_t at, const ek_extent *x,
+			 int code, const char *msg)
 {
 	pthread_mutex_lock(&f->lock);
 	if (at < atomic_load(&f->fail_at)) {
 		f->code = code;
 		snprintf(f->message, sizeof(f->message), "%s", msg);
+		f->where = where_in(x, at);
 		atomic_store(&f->fail_at, at);
 	}
 	pthread_mutex_unlock(&f->lock);
@@ -163,12 +190,12 @@ static void process_range(struct file_state *f, unsigned int worker,
 		int ret = ek_map(f->inode, off, &x, &e);
 
 		if (ret) {
-			file_problem(f, off, ret, e.message);
+			file_problem(f, off, NULL, ret, e.message);
 			return;
 		}
 		xend = x.logical + x.length;
 		if (xend <= off || xend > size) {
-			file_problem(f, off, -EUCLEAN, "extent map does not cover the file");
+			file_problem(f, off, NULL, -EUCLEAN, "extent map does not cover the file");
 			return;
 		}
 		if (x.kind == EK_EXTENT_COMPRESSED) {
@@ -178,7 +205,7 @@ static void process_range(struct file_state *f, unsigned int worker,
 			}
 			upto = xend;               /* ours entirely */
 			if (check_lookbacks(f, &x, &e)) {
-				file_problem(f, off, e.code, e.message);
+				file_problem(f, off, NULL, e.code, e.message);
 				return;
 			}
 			if (off >= singly_until)
@@ -195,7 +222,7 @@ static void process_range(struct file_state *f, unsigned int worker,
 			upto = off + PLAIN_STEP;
 		buf = worker_buffer(c, worker, (size_t)(upto - off));
 		if (!buf) {
-			file_problem(f, off, -ENOMEM, "out of memory");
+			file_problem(f, off, NULL, -ENOMEM, "out of memory");
 			return;
 		}
 		got = ek_read(f->inode, buf, (size_t)(upto - off), off, &e);
@@ -207,7 +234,7 @@ static void process_range(struct file_state *f, unsigned int worker,
 			continue;
 		}
 		if (got < 0 || (uint64_t)got != upto - off) {
-			file_problem(f, off, got < 0 ? (int)got : -EUCLEAN,
+			file_problem(f, off, &x, got < 0 ? (int)got : -EUCLEAN,
 				     got < 0 ? e.message : "short read");
 			return;
 		}
@@ -238,7 +265,7 @@ static void finish_file(struct file_state *f)
 	ek_error e;
 
 	if (failed)
-		check_problem_inode(c, f->path, st->nid, f->code, f->message);
+		check_problem_data(c, f->path, st->nid, f->code, f->message, &f->where);
 	if (f->fd >= 0 && failed) {
 		/* A damaged file keeps what could be read before its first
 		 * problem, and ends there: its claimed size and metadata are
@@ -411,7 +438,7 @@ void check_add_file(struct checker *c, unsigned int worker, int dirfd,
 			struct range_job *r = calloc(1, sizeof(*r));
 
 			if (!r) {
-				file_problem(f, off, -ENOMEM, "out of memory");
+				file_problem(f, off, NULL, -ENOMEM, "out of memory");
 				range_done(f);
 				continue;
 			}
@@ -428,7 +455,7 @@ void check_add_file(struct checker *c, unsigned int worker, int dirfd,
 	if (!*batch)
 		*batch = check_batch_new();
 	if (!*batch) {
-		file_problem(f, 0, -ENOMEM, "out of memory");
+		file_problem(f, 0, NULL, -ENOMEM, "out of memory");
 		range_done(f);
 		return;
 	}
@@ -437,7 +464,7 @@ void check_add_file(struct checker *c, unsigned int worker, int dirfd,
 		struct file_state **g = realloc((*batch)->files, cap * sizeof(*g));
 
 		if (!g) {
-			file_problem(f, 0, -ENOMEM, "out of memory");
+			file_problem(f, 0, NULL, -ENOMEM, "out of memory");
 			range_done(f);
 			return;
 		}

@@ -11,8 +11,10 @@
 #include "check/checker.h"
 #include "util/error.h"
 
+static const struct data_where nowhere = { EK_NO_OFFSET, EK_NO_OFFSET, NULL };
+
 static void add(struct checker *c, const char *path, uint64_t nid, bool by_inode,
-		int code, const char *msg)
+		int code, const char *msg, const struct data_where *w)
 {
 	struct problem *p;
 
@@ -34,6 +36,7 @@ static void add(struct checker *c, const char *path, uint64_t nid, bool by_inode
 	p->nid = nid;
 	p->by_inode = by_inode;
 	p->code = code;
+	p->where = *w;
 	if (p->path && p->message)
 		c->nproblems++;
 	else {
@@ -46,13 +49,19 @@ static void add(struct checker *c, const char *path, uint64_t nid, bool by_inode
 void check_problem_entry(struct checker *c, const char *path, uint64_t nid,
 			 int code, const char *msg)
 {
-	add(c, path, nid, false, code, msg);
+	add(c, path, nid, false, code, msg, &nowhere);
 }
 
 void check_problem_inode(struct checker *c, const char *path, uint64_t nid,
 			 int code, const char *msg)
 {
-	add(c, path, nid, true, code, msg);
+	add(c, path, nid, true, code, msg, &nowhere);
+}
+
+void check_problem_data(struct checker *c, const char *path, uint64_t nid,
+			int code, const char *msg, const struct data_where *w)
+{
+	add(c, path, nid, true, code, msg, w);
 }
 
 void check_io_failure(struct checker *c, const char *path, const ek_error *e)
@@ -116,8 +125,16 @@ void check_report_problems(struct checker *c)
 		    !strcmp(p->message, c->problems[i - 1].message))
 			continue;
 		c->st->problems++;
-		if (c->o->problem)
-			c->o->problem(c->o->problem_ctx, p->path, p->nid, p->code, p->message);
+		if (c->o->problem) {
+			ek_problem shown = {
+				.path = p->path, .nid = p->nid, .code = p->code,
+				.message = p->message, .offset = p->where.offset,
+				.image_offset = p->where.image_offset,
+				.decoder = p->where.decoder,
+			};
+
+			c->o->problem(c->o->problem_ctx, &shown);
+		}
 	}
 	for (i = 0; i < c->nproblems; i++) {
 		free(c->problems[i].path);

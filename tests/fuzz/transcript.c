@@ -17,13 +17,14 @@ struct check_transcript {
 	size_t len, cap;
 };
 
-static void note_problem(void *ctx, const char *path, ek_nid nid, int code,
-			 const char *message)
+static void note_problem(void *ctx, const ek_problem *p)
 {
 	struct check_transcript *t = ctx;
 	char line[1024];
-	int n = snprintf(line, sizeof(line), "%s nid %" PRIu64 " code %d: %s\n",
-			 path ? path : "(null)", (uint64_t)nid, code, message);
+	int n = snprintf(line, sizeof(line), "%s nid %" PRIu64 " code %d at %" PRIu64
+			 " image %" PRIu64 " %s: %s\n", p->path ? p->path : "(null)",
+			 (uint64_t)p->nid, p->code, p->offset, p->image_offset,
+			 p->decoder ? p->decoder : "-", p->message);
 	size_t add = n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
 
 	if (t->len + add + 1 > t->cap) {

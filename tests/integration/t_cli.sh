@@ -18,6 +18,9 @@ usage_error() {
 	"$@" >cli.out 2>cli.err || rc=$?
 	[ $rc -eq 2 ] || { cat cli.err >&2; fail "expected exit 2, got $rc: ${*#"$E"}"; }
 	[ -s cli.err ] || fail "no message on stderr: ${*#"$E"}"
+	# "erofskit mkfs: ..." as coreutils name themselves, or the usage
+	head -n1 cli.err | grep -qE '^(erofskit( (mkfs|fsck|dump|mount))?: |usage: erofskit)' ||
+		{ cat cli.err >&2; fail "the message does not start with 'erofskit CMD:': ${*#"$E"}"; }
 	[ ! -s cli.out ] || fail "usage error wrote to stdout: ${*#"$E"}"
 	compgen -G 'out.img*' >/dev/null && fail "an image was written despite the usage error: ${*#"$E"}"
 	return 0
@@ -33,7 +36,11 @@ says frobnicate
 usage_error "$E" --bogus
 
 note "mkfs usage errors"
-usage_error "$E" mkfs --bogus out.img src;              says bogus
+usage_error "$E" mkfs --bogus out.img src;              says "erofskit mkfs: unknown option '--bogus'"
+usage_error "$E" mkfs -k out.img src;                   says "erofskit mkfs: unknown option '-k'"
+usage_error "$E" fsck --workers;                        says "erofskit fsck: option '--workers' needs a value"
+usage_error "$E" fsck --quiet=yes good.img;             says "erofskit fsck: option '--quiet' takes no value"
+usage_error "$E" dump --bogus good.img;                 says "erofskit dump: unknown option '--bogus'"
 usage_error "$E" mkfs;                                  says "usage: erofskit mkfs"
 usage_error "$E" mkfs out.img;                          says "usage: erofskit mkfs"
 usage_error "$E" mkfs out.img src extra;                says "usage: erofskit mkfs"
@@ -147,7 +154,7 @@ for mode in check extract; do
 	args=(fsck big.img)
 	[ $mode = extract ] && args=(fsck --extract "big-$mode" big.img)
 	# script(1) gives the command a terminal and copies what it shows.
-	script -qec "$(printf '%q ' "$E" "${args[@]}")" /dev/null >tty.out ||
+	TERM=xterm script -qec "$(printf '%q ' "$E" "${args[@]}")" /dev/null >tty.out ||
 		fail "fsck ($mode) on a terminal failed"
 	python3 - tty.out "$mode" <<'PY' || { cat -v tty.out >&2; fail "fsck ($mode): no proper progress on a terminal"; }
 import re, sys
@@ -167,11 +174,27 @@ PY
 done
 cmp big/words.txt big-extract/words.txt || fail "the file extracted on a terminal differs"
 
+note "progress without escape sequences: NO_COLOR, TERM=dumb, no TERM"
+for env in "TERM=dumb" "TERM=xterm NO_COLOR=1" "-u TERM"; do
+	# shellcheck disable=SC2086
+	env $env script -qec "$(printf '%q ' "$E" fsck big.img)" /dev/null >tty.out ||
+		fail "fsck on a terminal ($env) failed"
+	python3 - tty.out <<'PY' || { cat -v tty.out >&2; fail "fsck ($env): progress not plain"; }
+import re, sys
+out = open(sys.argv[1], "rb").read().decode()
+assert "\x1b" not in out, "an escape sequence"
+lines = re.findall(r"\rcheck: ([0-9.]+) / 55.0 MiB", out)
+assert len(lines) >= 2, "fewer than two progress updates: %r" % lines
+# wiped with spaces, then the summary from the line's start
+assert re.search(r"\r {20,}\rbig.img: clean", out), "line not cleared"
+PY
+done
+
 note "mkfs progress: files and bytes, a rate and the time left, on a terminal only"
 # More files than progress redraws, and a few seconds of lzma work.
 mkdir parts
 for i in $(seq 1 40); do head -c 300000 big/words.txt | tail -c $((300000 - i * 1000)) > "parts/part$i"; done
-script -qec "$(printf '%q ' "$E" mkfs -zlzma parts-tty.img parts)" /dev/null >tty.out ||
+TERM=xterm script -qec "$(printf '%q ' "$E" mkfs -zlzma parts-tty.img parts)" /dev/null >tty.out ||
 	fail "mkfs on a terminal failed"
 python3 - tty.out <<'PY' || { cat -v tty.out >&2; fail "mkfs: no proper progress on a terminal"; }
 import re, sys

@@ -16,10 +16,12 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: erofskit mkfs [options] IMAGE SOURCE_DIR\n"
+"       erofskit mkfs --tar [options] IMAGE [TARBALL|-]\n"
 "\n"
-"Build the EROFS image IMAGE from the directory SOURCE_DIR.  The image is\n"
-"written to a temporary file beside IMAGE and renamed only on success.\n"
-"IMAGE '-' writes it to standard output (built in $TMPDIR first).\n"
+"Build the EROFS image IMAGE from the directory SOURCE_DIR, or from a tar\n"
+"archive (any tar dialect, compressed or not; standard input by default).\n"
+"The image is written to a temporary file beside IMAGE and renamed only on\n"
+"success.  IMAGE '-' writes it to standard output (built in $TMPDIR first).\n"
 "\n"
 "options:\n"
 "  -b SIZE               block size: 512, 1024, 2048 or 4096 (default 4096)\n"
@@ -50,6 +52,10 @@ static void usage(FILE *f)
 "  --no-xattrs           do not store extended attributes\n"
 "  --no-xattr-filter     do not write the xattr bloom filter\n"
 "  --no-sparse-chunks    store sparse files flat (holes as zero blocks)\n"
+"  --tar[=f]             the source is a tar archive, read as a stream;\n"
+"                        its data is copied into the image (f, the default)\n"
+"  --aufs                with --tar: .wh.NAME entries become overlayfs\n"
+"                        whiteouts, .wh..wh..opq makes a directory opaque\n"
 "  --json                the summary as JSON on standard output (inodes,\n"
 "                        bytes in and out, files per layout, time)\n"
 "  -q, --quiet           no summary\n"
@@ -101,6 +107,7 @@ static void progress(void *ctx, const ek_build_progress *p)
 enum {
 	OPT_WORKERS = 256, OPT_MKFS_TIME, OPT_ALL_ROOT, OPT_FORCE_UID,
 	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_NO_SPARSE, OPT_JSON,
+	OPT_TAR, OPT_AUFS,
 };
 
 /*
@@ -198,7 +205,7 @@ fail:
  * beside its target and renames), then stream the image out.  Nothing is
  * written to standard output unless the whole build succeeded.
  */
-static int build_to_stdout(const char *source, const ek_build_options *o,
+static int build_to_stdout(const char *source, bool tar, const ek_build_options *o,
 			   ek_build_stats *stats, ek_error *err)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -215,7 +222,8 @@ static int build_to_stdout(const char *source, const ek_build_options *o,
 		return err->code;
 	}
 	snprintf(image, sizeof(image), "%s/image", dir);
-	ret = ek_build(image, source, o, stats, err);
+	ret = tar ? ek_build_tar(image, source, o, stats, err)
+		  : ek_build(image, source, o, stats, err);
 	if (!ret)
 		ret = copy_to_stdout(image, err);
 	unlink(image);
@@ -235,6 +243,8 @@ int cmd_mkfs(int argc, char **argv)
 		{ "no-xattr-filter", no_argument, NULL, OPT_NO_FILTER },
 		{ "no-sparse-chunks", no_argument, NULL, OPT_NO_SPARSE },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "tar", optional_argument, NULL, OPT_TAR },
+		{ "aufs", no_argument, NULL, OPT_AUFS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -242,12 +252,12 @@ int cmd_mkfs(int argc, char **argv)
 	ek_build_options o;
 	ek_build_stats stats;
 	struct cli_progress prog;
-	bool quiet = false, json = false, to_stdout;
+	bool quiet = false, json = false, tar = false, to_stdout;
 	const char *sde, *image, *source;
 	ek_error err;
 	uint64_t v;
 	int64_t iv;
-	int c;
+	int c, ret;
 
 	ek_build_options_init(&o);
 	optind = 1;
@@ -341,6 +351,20 @@ int cmd_mkfs(int argc, char **argv)
 		case OPT_JSON:
 			json = true;
 			break;
+		case OPT_TAR:
+			if (optarg && !strcmp(optarg, "i")) {
+				cli_error(CMD, "--tar=i (an index of a tar appended to the image) is not supported yet; --tar=f copies the data in");
+				return EXIT_USAGE;
+			}
+			if (optarg && strcmp(optarg, "f")) {
+				cli_error(CMD, "--tar=%s: f (copy the data in) is the mode erofskit writes", optarg);
+				return EXIT_USAGE;
+			}
+			tar = true;
+			break;
+		case OPT_AUFS:
+			o.aufs = true;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -352,9 +376,14 @@ int cmd_mkfs(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (argc - optind != 2) {
-		cli_error(CMD, "expected IMAGE and SOURCE_DIR");
+	if (tar ? argc - optind < 1 || argc - optind > 2 : argc - optind != 2) {
+		cli_error(CMD, tar ? "expected IMAGE and at most one TARBALL" :
+				     "expected IMAGE and SOURCE_DIR");
 		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (o.aufs && !tar) {
+		cli_error(CMD, "--aufs needs --tar");
 		return EXIT_USAGE;
 	}
 	sde = getenv("SOURCE_DATE_EPOCH");
@@ -367,10 +396,14 @@ int cmd_mkfs(int argc, char **argv)
 		o.clamp_mtime = true;
 	}
 	image = argv[optind];
-	source = argv[optind + 1];
+	source = optind + 1 < argc ? argv[optind + 1] : "-";
 	to_stdout = !strcmp(image, "-");
-	if (!strcmp(source, "-")) {
-		cli_error(CMD, "SOURCE '-' (a tar on standard input) needs --tar, which erofskit does not support yet; give a directory");
+	if (to_stdout && tar && !strcmp(source, "-")) {
+		cli_error(CMD, "IMAGE '-' and a tar on standard input: one of them must be a file");
+		return EXIT_USAGE;
+	}
+	if (!tar && !strcmp(source, "-")) {
+		cli_error(CMD, "SOURCE '-' (a tar on standard input) needs --tar");
 		return EXIT_USAGE;
 	}
 	if (to_stdout && json) {
@@ -385,13 +418,16 @@ int cmd_mkfs(int argc, char **argv)
 	cli_progress_init(&prog, "mkfs");
 	o.progress = progress;
 	o.progress_ctx = &prog;
-	if (to_stdout ? build_to_stdout(source, &o, &stats, &err)
-		      : ek_build(image, source, &o, &stats, &err)) {
+	ret = to_stdout ? build_to_stdout(source, tar, &o, &stats, &err)
+			: tar ? ek_build_tar(image, source, &o, &stats, &err)
+			: ek_build(image, source, &o, &stats, &err);
+	if (ret) {
 		cli_progress_done(&prog);
 		cli_error(CMD, "%s", err.message);
 		if (json)
 			print_json(image, &stats, err.message);
-		return EXIT_USAGE;
+		/* A bad archive is bad input, like a corrupt image to fsck. */
+		return tar && ek_is_image_error(ret) ? EXIT_CORRUPT : EXIT_USAGE;
 	}
 	cli_progress_done(&prog);
 	if (json)

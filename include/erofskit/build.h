@@ -104,6 +104,10 @@ typedef struct ek_build_options {
 
 	/* sparse files become chunk-based (holes cost no space); default on */
 	bool no_sparse_chunks;
+	/* tar input: ".wh.NAME" entries become overlayfs whiteouts (0:0
+	 * character devices) and ".wh..wh..opq" makes its directory opaque
+	 * (trusted.overlay.opaque=y), as container layers mean them */
+	bool aufs;
 
 	ek_progress_fn progress;
 	void *progress_ctx;
@@ -132,6 +136,23 @@ EK_API void ek_build_options_init(ek_build_options *o);
 EK_API int ek_build(const char *image_path, const char *source_dir,
 		    const ek_build_options *opts, ek_build_stats *stats,
 		    ek_error *err);
+
+/*
+ * Build `image_path` from a tar archive: `tar_path`, or standard input when
+ * it is NULL or "-".  Every tar dialect libarchive reads (ustar, pax with
+ * xattrs, GNU long names and sparse files, v7), compressed or not (gzip,
+ * zstd, xz, bzip2, lz4 ... detected by content), read as a stream: each
+ * file's data is written as it arrives, so an archive larger than memory
+ * or than twice the free space works.  Paths resolve inside the image
+ * only: absolute names, "..", and entries under a non-directory are
+ * refused (-EUCLEAN, naming the entry and its position); a later entry of
+ * a path replaces an earlier one, as tar -x does.  Options as ek_build's;
+ * xattrs are never shared (each inode's are stored with it), and the
+ * epoch is -T's or the first entry's mtime.
+ */
+EK_API int ek_build_tar(const char *image_path, const char *tar_path,
+			const ek_build_options *opts, ek_build_stats *stats,
+			ek_error *err);
 
 /* Parse a compressor spec as mkfs.erofs takes it: "lz4", "lz4hc,9",
  * "deflate,level=9", "zstd,level=15", "lzma,level=109,dictsize=65536". */

@@ -20,6 +20,12 @@ struct tnode;
 int zbuild_setup(struct build *b);
 /* Queue every file's data in inode order (compressed or not) and wait. */
 int zbuild_write_all(struct build *b);
+/* The same a file at a time, for a source that arrives as a stream: queue
+ * one file's (or long symlink's) data, from b->data_blk on ... */
+int zbuild_add(struct build *b, struct tnode *n);
+/* ... and, after the last (ret: 0, or the error that stopped the adds),
+ * commit everything queued and the packed inode. */
+int zbuild_finish(struct build *b, int ret);
 void zbuild_teardown(struct build *b);
 
 /* Write a compressed inode's header and index after its xattrs. */

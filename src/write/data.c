@@ -325,20 +325,25 @@ int data_write_uncompressed(struct build *b, struct tnode *n)
 	return ret;
 }
 
+int data_write_one(struct build *b, struct tnode *n)
+{
+	bool chunked;
+	int ret = data_plan_sparse(b, n, &chunked);
+
+	if (!ret)
+		ret = data_write_uncompressed(b, n);
+	if (!ret)
+		build_file_done(b, n);
+	return ret;
+}
+
 int write_data(struct build *b)
 {
 	struct tnode *n;
 	int ret = 0;
 
 	b->data_blk = b->first_data_blk;
-	for (n = b->tree.first; n && !ret; n = n->next) {
-		bool chunked;
-
-		ret = data_plan_sparse(b, n, &chunked);
-		if (!ret)
-			ret = data_write_uncompressed(b, n);
-		if (!ret)
-			build_file_done(b, n);
-	}
+	for (n = b->tree.first; n && !ret; n = n->next)
+		ret = data_write_one(b, n);
 	return ret;
 }

@@ -26,6 +26,7 @@ struct size_count {
 
 struct dedupe {
 	struct size_count *sizes;   /* open addressing; size 0 never stored */
+	bool every_size;            /* a stream: sizes to come are unknown */
 	size_t cap;
 	struct digtab flat;         /* (digest, size) -> startblk << 1 | inline */
 	struct tnode *pending;      /* the file being written, and its digest */
@@ -71,6 +72,22 @@ int dedupe_plan(struct build *b)
 	return 0;
 }
 
+int dedupe_plan_stream(struct build *b)
+{
+	struct dedupe *d;
+
+	if (!b->lay.dedupe)
+		return 0;
+	d = calloc(1, sizeof(*d));
+	if (!d || !(d->sizes = calloc(d->cap = 1, sizeof(*d->sizes)))) {
+		free(d);
+		return err_fail(b->err, -ENOMEM, "out of memory");
+	}
+	d->every_size = true;
+	b->dedupe = d;
+	return 0;
+}
+
 void dedupe_free(struct build *b)
 {
 	struct dedupe *d = b->dedupe;
@@ -111,7 +128,8 @@ int dedupe_flat(struct build *b, struct tnode *n, int fd, uint8_t *buf, bool *do
 	int ret;
 
 	*done = false;
-	if (!d || n->size <= b->blksz || d->sizes[size_slot(d, n->size)].count < 2)
+	if (!d || n->size <= b->blksz ||
+	    (!d->every_size && d->sizes[size_slot(d, n->size)].count < 2))
 		return 0;
 	ret = file_digest(b, n, fd, buf, d->digest);
 	if (ret)

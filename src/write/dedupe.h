@@ -14,6 +14,8 @@ struct tnode;
 
 /* Note the sizes of the tree's regular files (after the scan). */
 int dedupe_plan(struct build *b);
+/* The same when files arrive as a stream: every size is a candidate. */
+int dedupe_plan_stream(struct build *b);
 void dedupe_free(struct build *b);
 
 /*

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "util/digtab.h"
 #include "write/tree.h"
@@ -62,7 +63,28 @@ struct build {
 	struct dedupe *dedupe;     /* dedupe: uncompressed files (dedupe.c) */
 	uint64_t bytes_done, bytes_total;
 	uint64_t files_done;
+	/* a stream source (tar.c) */
+	int spool_fd;              /* file data waiting to be written, or -1 */
+	bool no_shared_xattrs;     /* xattr sizes fixed as inodes arrive */
+	struct timespec started;
 };
+
+/* build.c: the phases every source goes through. */
+void build_init(struct build *b, const ek_build_options *opts, ek_build_stats *stats,
+		ek_build_stats *local, ek_error *err);
+/* Open the image (and the packed data); data goes from b->data_blk on. */
+int build_open_image(struct build *b, const char *image_path);
+/* Place and write the metadata, and the superblock; rename the image. */
+int build_close_image(struct build *b);
+/* Free everything, whatever happened; the stats get the time taken. */
+void build_cleanup(struct build *b);
+/* n's core: compact or extended, by the epoch and n's fields. */
+void choose_inode_form(struct build *b, struct tnode *n);
+/* Owner and mtime from the source, as the options override them. */
+void build_set_owner_time(struct build *b, struct tnode *n, uint32_t uid, uint32_t gid,
+			  int64_t mtime, uint32_t mtime_nsec);
+/* Statistics of the whole tree, for the caller and the progress. */
+void build_count(struct build *b);
 
 /* options.c: check b->o and resolve what it leaves to the library. */
 int build_check_options(struct build *b);
@@ -71,8 +93,17 @@ int build_check_options(struct build *b);
 int scan_source(struct build *b);
 void hardlinks_free(struct hardlinks *h);
 
-/* xattr.c: choose shared xattrs, size every inode's xattr body. */
+/* xattr.c: choose shared xattrs (unless b->no_shared_xattrs), size every
+ * inode's xattr body. */
 int plan_xattrs(struct build *b);
+/* Size one inode's body, its xattrs all inline (b->no_shared_xattrs). */
+int plan_node_xattrs(struct build *b, struct tnode *n);
+/* Give n the xattr name=value (interned); what_path names n in errors.
+ * An xattr EROFS has no prefix for is skipped with a warning. */
+int xattr_attach(struct build *b, struct tnode *n, const char *name,
+		 const void *value, size_t len, const char *what_path);
+/* Order n's xattrs as the format wants them (after the last attach). */
+void xattr_sort(struct tnode *n);
 /* Encode an inode's xattr body into out[n->xattr_size]. */
 void encode_xattr_body(struct build *b, const struct tnode *n, uint8_t *out);
 /* Encode the shared area into out[b->shared_xattr_size]. */
@@ -84,6 +115,9 @@ int write_data(struct build *b);
 int data_plan_sparse(struct build *b, struct tnode *n, bool *chunked);
 /* One file or symlink, uncompressed, at b->data_blk. */
 int data_write_uncompressed(struct build *b, struct tnode *n);
+/* The same, sparse files chunked, and counted done (write_data's step). */
+int data_write_one(struct build *b, struct tnode *n);
+
 
 /* layout.c: place inode records (assign nids) and directory blocks. */
 int layout_metadata(struct build *b);

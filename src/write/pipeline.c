@@ -386,31 +386,28 @@ static int drain(struct zbuilder *zb)
 	return ret;
 }
 
-int zbuild_write_all(struct build *b)
+int zbuild_add(struct build *b, struct tnode *n)
 {
 	struct zbuilder *zb = b->z;
-	struct tnode *n;
-	int ret = 0;
+	enum plan plan;
+	int fd, ret;
 
-	b->data_blk = b->first_data_blk;
-	for (n = b->tree.first; n && !ret; n = n->next) {
-		enum plan plan;
-		int fd;
+	/* The packed inode joins the list while it is walked. */
+	if ((!S_ISREG(n->mode) && !S_ISLNK(n->mode)) || n == b->packed_inode)
+		return 0;
+	ret = plan_file(zb, n, &plan);
+	if (ret)
+		return ret;
+	if (plan == PLAN_RAW)
+		return queue_raw(zb, n);
+	ret = source_open(b, n, &fd);
+	return ret ? ret : queue_file(zb, n, fd, plan == PLAN_FRAGMENT);
+}
 
-		/* The packed inode joins the list while it is walked. */
-		if ((!S_ISREG(n->mode) && !S_ISLNK(n->mode)) || n == b->packed_inode)
-			continue;
-		ret = plan_file(zb, n, &plan);
-		if (ret)
-			break;
-		if (plan == PLAN_RAW) {
-			ret = queue_raw(zb, n);
-			continue;
-		}
-		ret = source_open(b, n, &fd);
-		if (!ret)
-			ret = queue_file(zb, n, fd, plan == PLAN_FRAGMENT);
-	}
+int zbuild_finish(struct build *b, int ret)
+{
+	struct zbuilder *zb = b->z;
+
 	/* Every fragment is in once every file has committed. */
 	if (!ret)
 		ret = drain(zb);
@@ -420,4 +417,15 @@ int zbuild_write_all(struct build *b)
 		ret = drain(zb);
 	drop_queue(zb);
 	return ret;
+}
+
+int zbuild_write_all(struct build *b)
+{
+	struct tnode *n;
+	int ret = 0;
+
+	b->data_blk = b->first_data_blk;
+	for (n = b->tree.first; n && !ret; n = n->next)
+		ret = zbuild_add(b, n);
+	return zbuild_finish(b, ret);
 }

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "write/internal.h"
+#include "write/source.h"
 
 static void report(struct build *b)
 {
@@ -23,6 +24,8 @@ void build_progress(struct build *b, uint64_t bytes)
 
 void build_file_done(struct build *b, const struct tnode *n)
 {
+	if (n->spooled)
+		source_release(b, n);
 	if (S_ISREG(n->mode)) {
 		b->files_done++;
 		report(b);

@@ -94,14 +94,6 @@ void hardlinks_free(struct hardlinks *h)
 
 /* ------------------------------------------------------------ xattrs */
 
-static int cmp_xattr_ptr(const void *a, const void *b)
-{
-	const struct txattr *x = *(struct txattr *const *)a;
-	const struct txattr *y = *(struct txattr *const *)b;
-
-	return strcmp(x->full_name, y->full_name);
-}
-
 static int read_xattrs(struct build *b, struct tnode *n, const char *path)
 {
 	char *names = NULL, *value = NULL, *p;
@@ -136,20 +128,6 @@ retry:
 		goto out;
 	}
 	for (p = names; p < names + len; p += strlen(p) + 1) {
-		struct txattr **grown, *x;
-		size_t prefix_len, name_len = strlen(p);
-		uint8_t index;
-
-		if (!fmt_xattr_split(p, name_len, &index, &prefix_len)) {
-			fprintf(stderr, "erofskit: warning: %s: xattr %s has no EROFS prefix, skipped\n",
-				path, p);
-			continue;
-		}
-		if (name_len - prefix_len > EROFS_NAME_MAX) {
-			ret = err_fail(b->err, -ENAMETOOLONG, "%s: xattr name %s is too long",
-				      path, p);
-			goto out;
-		}
 		vlen = lgetxattr(path, p, value, 65536);
 		if (vlen < 0) {
 			if (errno == ENODATA)
@@ -158,23 +136,11 @@ retry:
 				      path, p, strerror(errno));
 			goto out;
 		}
-		if (vlen > 65535) {
-			ret = err_fail(b->err, -E2BIG, "%s: xattr %s value of %zd bytes exceeds 65535",
-				      path, p, vlen);
+		ret = xattr_attach(b, n, p, value, (size_t)vlen, path);
+		if (ret)
 			goto out;
-		}
-		x = tree_intern_xattr(&b->tree, index, p, prefix_len, value, (size_t)vlen);
-		grown = realloc(n->xattrs, (n->nxattrs + 1) * sizeof(*grown));
-		if (!x || !grown) {
-			free(grown);
-			ret = err_fail(b->err, -ENOMEM, "out of memory");
-			goto out;
-		}
-		n->xattrs = grown;
-		n->xattrs[n->nxattrs++] = x;
 	}
-	if (n->nxattrs)
-		qsort(n->xattrs, n->nxattrs, sizeof(*n->xattrs), cmp_xattr_ptr);
+	xattr_sort(n);
 out:
 	free(names);
 	free(value);
@@ -189,21 +155,8 @@ static int fill_inode(struct build *b, struct tnode *n, const char *path,
 	const ek_build_options *o = &b->o;
 
 	n->mode = st->st_mode;
-	n->uid = o->all_root ? 0 : st->st_uid;
-	n->gid = o->all_root ? 0 : st->st_gid;
-	if (o->force_uid >= 0)
-		n->uid = (uint32_t)o->force_uid;
-	if (o->force_gid >= 0)
-		n->gid = (uint32_t)o->force_gid;
-	n->mtime = st->st_mtim.tv_sec;
-	n->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
-	if (o->timestamp_set && !o->timestamp_build_only) {
-		n->mtime = o->timestamp;
-		n->mtime_nsec = 0;
-	} else if (o->clamp_mtime && n->mtime >= o->timestamp) {
-		n->mtime = o->timestamp;
-		n->mtime_nsec = 0;
-	}
+	build_set_owner_time(b, n, st->st_uid, st->st_gid, st->st_mtim.tv_sec,
+			     (uint32_t)st->st_mtim.tv_nsec);
 	n->src_dev = st->st_dev;
 	n->src_ino = st->st_ino;
 	n->nlink = 1;

@@ -13,6 +13,13 @@ int source_open(struct build *b, const struct tnode *n, int *fd)
 {
 	struct stat st;
 
+	if (n->spooled) {      /* the build's own copy: nothing can change it */
+		*fd = fcntl(b->spool_fd, F_DUPFD_CLOEXEC, 0);
+		if (*fd < 0)
+			return err_fail(b->err, -errno, "%s: %s", n->src_path, strerror(errno));
+		return 0;
+	}
+
 	*fd = open(n->src_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
 	if (*fd < 0)
 		return err_fail(b->err, -errno, "%s: cannot open: %s", n->src_path,
@@ -39,6 +46,8 @@ int source_pread(struct build *b, const struct tnode *n, int fd, void *buf,
 {
 	char *p = buf;
 
+	if (n->spooled)
+		off += n->spool_off;
 	while (len > 0) {
 		ssize_t got = pread(fd, p, len, (off_t)off);
 
@@ -60,12 +69,32 @@ int source_pread(struct build *b, const struct tnode *n, int fd, void *buf,
 	return 0;
 }
 
+/* Spans start on page boundaries, so that whole pages are given back. */
+#define SPOOL_ALIGN 4096u
+
+uint64_t source_spool_span(const struct tnode *n)
+{
+	return (n->size + SPOOL_ALIGN - 1) / SPOOL_ALIGN * SPOOL_ALIGN;
+}
+
+void source_release(struct build *b, const struct tnode *n)
+{
+	uint64_t len = source_spool_span(n);
+
+	/* Where holes cannot be punched the spool just grows. */
+	if (len && b->spool_fd >= 0)
+		(void)fallocate(b->spool_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				(off_t)n->spool_off, (off_t)len);
+}
+
 int source_check_unchanged(struct build *b, const struct tnode *n, int fd)
 {
 	struct stat st;
 	char c;
 	ssize_t got;
 
+	if (n->spooled)
+		return 0;
 	if (fstat(fd, &st) < 0)
 		return err_fail(b->err, -errno, "%s: %s", n->src_path, strerror(errno));
 	do {

@@ -17,4 +17,10 @@ int source_pread(struct build *b, const struct tnode *n, int fd, void *buf,
 /* After reading: same size and mtime, nothing past the end. */
 int source_check_unchanged(struct build *b, const struct tnode *n, int fd);
 
+/* A stream's files wait in the spool (b->spool_fd), each in a span of its
+ * own from n->spool_off: this long ... */
+uint64_t source_spool_span(const struct tnode *n);
+/* ... and given back (a hole punched) once n's data is in the image. */
+void source_release(struct build *b, const struct tnode *n);
+
 #endif

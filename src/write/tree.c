@@ -40,6 +40,23 @@ static void free_inode(struct tnode *n)
 	free(n);
 }
 
+void tree_drop_unlinked(struct tree *t, const struct tnode *keep)
+{
+	struct tnode **link = &t->first, *n;
+
+	t->last = NULL;
+	while ((n = *link)) {
+		if (!n->nlink && n != t->root && n != keep) {
+			*link = n->next;
+			free_inode(n);
+			t->ninodes--;
+			continue;
+		}
+		t->last = n;
+		link = &n->next;
+	}
+}
+
 void tree_free(struct tree *t)
 {
 	struct tnode *n = t->first;

@@ -53,7 +53,10 @@ struct tnode {
 	uint32_t rdev_major, rdev_minor;
 	dev_t src_dev;
 	ino_t src_ino;
-	char *src_path;            /* regular files: where to read the data */
+	char *src_path;            /* regular files: where to read the data
+	                              (spooled: its name in the archive) */
+	bool spooled;              /* data in the build's spool file ... */
+	uint64_t spool_off;        /* ... from here */
 	char *symlink;             /* symlink target */
 	bool has_holes;            /* source file is sparse */
 
@@ -98,6 +101,9 @@ struct tree {
 
 struct tnode *tree_new_inode(struct tree *t);
 void tree_free(struct tree *t);
+/* Remove (and free) the inodes no name links to any more, but the root
+ * and keep. */
+void tree_drop_unlinked(struct tree *t, const struct tnode *keep);
 
 /* Intern an xattr; returns NULL on allocation failure. */
 struct txattr *tree_intern_xattr(struct tree *t, uint8_t index,

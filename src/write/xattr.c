@@ -4,6 +4,7 @@
  * stored inline after each inode.  Every body gets the bloom filter.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,7 +83,8 @@ int plan_xattrs(struct build *b)
 	uint64_t off = 0;
 	struct tnode *n;
 
-	tree_for_each_xattr(&b->tree, count_shared, &nshared);
+	if (!b->no_shared_xattrs)
+		tree_for_each_xattr(&b->tree, count_shared, &nshared);
 	if (nshared) {
 		c.items = malloc(nshared * sizeof(*c.items));
 		if (!c.items)
@@ -99,30 +101,84 @@ int plan_xattrs(struct build *b)
 	b->shared_xattr_size = off;
 
 	for (n = b->tree.first; n; n = n->next) {
-		uint64_t size = EROFS_XATTR_HEADER_SIZE;
-		uint32_t k;
+		int ret = plan_node_xattrs(b, n);
 
-		if (!n->nxattrs)
-			continue;
-		for (k = 0; k < n->nxattrs; k++) {
-			const struct txattr *x = n->xattrs[k];
-
-			if (stored_shared(n, k))
-				size += 4;
-			else
-				size += fmt_xattr_entry_size(x->suffix_len, x->value_len);
-		}
-		if ((size - EROFS_XATTR_HEADER_SIZE) / 4 + 1 > 0xFFFF)
-			return err_fail(b->err, -E2BIG,
-				       "%s: xattrs need %llu bytes, more than an inode can hold",
-				       n->src_path ? n->src_path : "(directory)",
-				       (unsigned long long)size);
-		n->xattr_size = (uint32_t)size;
-		n->xattr_icount = (uint16_t)((size - EROFS_XATTR_HEADER_SIZE) / 4 + 1);
-		if (!b->o.no_xattr_filter)
-			b->feature_compat |= EROFS_COMPAT_XATTR_FILTER;
+		if (ret)
+			return ret;
 	}
 	return 0;
+}
+
+int plan_node_xattrs(struct build *b, struct tnode *n)
+{
+	uint64_t size = EROFS_XATTR_HEADER_SIZE;
+	uint32_t k;
+
+	n->xattr_size = 0;
+	n->xattr_icount = 0;
+	if (!n->nxattrs)
+		return 0;
+	for (k = 0; k < n->nxattrs; k++) {
+		const struct txattr *x = n->xattrs[k];
+
+		if (stored_shared(n, k))
+			size += 4;
+		else
+			size += fmt_xattr_entry_size(x->suffix_len, x->value_len);
+	}
+	if ((size - EROFS_XATTR_HEADER_SIZE) / 4 + 1 > 0xFFFF)
+		return err_fail(b->err, -E2BIG,
+			       "%s: xattrs need %llu bytes, more than an inode can hold",
+			       n->src_path ? n->src_path : "(directory)",
+			       (unsigned long long)size);
+	n->xattr_size = (uint32_t)size;
+	n->xattr_icount = (uint16_t)((size - EROFS_XATTR_HEADER_SIZE) / 4 + 1);
+	if (!b->o.no_xattr_filter)
+		b->feature_compat |= EROFS_COMPAT_XATTR_FILTER;
+	return 0;
+}
+
+int xattr_attach(struct build *b, struct tnode *n, const char *name,
+		 const void *value, size_t len, const char *what_path)
+{
+	size_t prefix_len, name_len = strlen(name);
+	struct txattr **grown, *x;
+	uint8_t index;
+
+	if (!fmt_xattr_split(name, name_len, &index, &prefix_len)) {
+		fprintf(stderr, "erofskit: warning: %s: xattr %s has no EROFS prefix, skipped\n",
+			what_path, name);
+		return 0;
+	}
+	if (name_len - prefix_len > EROFS_NAME_MAX)
+		return err_fail(b->err, -ENAMETOOLONG, "%s: xattr name %s is too long",
+			       what_path, name);
+	if (len > 65535)
+		return err_fail(b->err, -E2BIG, "%s: xattr %s value of %zu bytes exceeds 65535",
+			       what_path, name, len);
+	x = tree_intern_xattr(&b->tree, index, name, prefix_len, value, len);
+	grown = realloc(n->xattrs, (n->nxattrs + 1) * sizeof(*grown));
+	if (!x || !grown) {
+		free(grown);
+		return err_fail(b->err, -ENOMEM, "out of memory");
+	}
+	n->xattrs = grown;
+	n->xattrs[n->nxattrs++] = x;
+	return 0;
+}
+
+static int cmp_xattr_ptr(const void *a, const void *b)
+{
+	const struct txattr *x = *(struct txattr *const *)a;
+	const struct txattr *y = *(struct txattr *const *)b;
+
+	return strcmp(x->full_name, y->full_name);
+}
+
+void xattr_sort(struct tnode *n)
+{
+	if (n->nxattrs)
+		qsort(n->xattrs, n->nxattrs, sizeof(*n->xattrs), cmp_xattr_ptr);
 }
 
 void encode_xattr_body(struct build *b, const struct tnode *n, uint8_t *out)

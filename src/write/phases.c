@@ -1,0 +1,131 @@
+/*
+ * The phases every source of a build goes through (a directory, build.c;
+ * a tar stream, tar.c): set up, open the image, close it with its
+ * metadata, clean up; and what an inode's metadata becomes under the
+ * options.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "write/internal.h"
+#include "format/ondisk.h"
+#include "util/error.h"
+#include "write/compress.h"
+#include "write/dedupe.h"
+#include "write/fragments.h"
+
+/* A compact 32-byte core where everything fits and the mtime is the epoch. */
+void choose_inode_form(struct build *b, struct tnode *n)
+{
+	uint64_t size = S_ISLNK(n->mode) || S_ISREG(n->mode) ? n->size : 0;
+
+	n->extended = size > UINT32_MAX || n->uid > 0xFFFF ||
+		      n->gid > 0xFFFF || n->nlink > 0xFFFF ||
+		      n->mtime != b->epoch || n->mtime_nsec != b->fixed_nsec;
+	/* Directory sizes are known only later; they stay far below 4 GiB
+	 * in practice, and layout checks it. */
+}
+
+void build_set_owner_time(struct build *b, struct tnode *n, uint32_t uid, uint32_t gid,
+			  int64_t mtime, uint32_t mtime_nsec)
+{
+	const ek_build_options *o = &b->o;
+
+	n->uid = o->all_root ? 0 : uid;
+	n->gid = o->all_root ? 0 : gid;
+	if (o->force_uid >= 0)
+		n->uid = (uint32_t)o->force_uid;
+	if (o->force_gid >= 0)
+		n->gid = (uint32_t)o->force_gid;
+	n->mtime = mtime;
+	n->mtime_nsec = mtime_nsec;
+	if (o->timestamp_set && !o->timestamp_build_only) {
+		n->mtime = o->timestamp;
+		n->mtime_nsec = 0;
+	} else if (o->clamp_mtime && n->mtime >= o->timestamp) {
+		n->mtime = o->timestamp;
+		n->mtime_nsec = 0;
+	}
+}
+
+void build_count(struct build *b)
+{
+	struct tnode *n;
+
+	for (n = b->tree.first; n; n = n->next) {
+		if (n == b->packed_inode)   /* there already when data streams */
+			continue;
+		if (S_ISREG(n->mode)) {
+			b->stats->regular_files++;
+			b->bytes_total += n->size;
+		} else if (S_ISDIR(n->mode)) {
+			b->stats->directories++;
+		}
+		if (S_ISLNK(n->mode) || S_ISREG(n->mode))
+			b->stats->input_bytes += n->size;
+	}
+	b->stats->files = b->tree.ninodes;   /* a packed inode made later counts itself */
+}
+
+void build_init(struct build *b, const ek_build_options *opts, ek_build_stats *stats,
+		ek_build_stats *local, ek_error *err)
+{
+	clock_gettime(CLOCK_MONOTONIC, &b->started);
+	if (opts)
+		b->o = *opts;
+	else
+		ek_build_options_init(&b->o);
+	b->stats = stats ? stats : local;
+	memset(b->stats, 0, sizeof(*b->stats));
+	b->err = err;
+	b->spool_fd = -1;
+	b->feature_compat = EROFS_COMPAT_SB_CHKSUM | EROFS_COMPAT_MTIME;
+}
+
+int build_open_image(struct build *b, const char *image_path)
+{
+	/* Data starts after the block holding the superblock and the
+	 * compression configuration records. */
+	uint64_t head = EROFS_SUPER_OFFSET + EROFS_SUPER_BASE_SIZE + b->sb_tail_size;
+	int ret;
+
+	b->first_data_blk = div_round_up_u64(head, b->blksz);
+	b->data_blk = b->first_data_blk;
+	ret = writer_open(image_path, &b->w, b->err);
+	if (!ret && b->lay.fragments != EK_FRAGMENTS_OFF)
+		ret = packed_open(b, image_path);
+	return ret;
+}
+
+int build_close_image(struct build *b)
+{
+	int ret = layout_metadata(b);
+
+	if (!ret)
+		ret = write_metadata(b);
+	if (!ret) {
+		b->stats->image_bytes = b->end_blk << b->blkszbits;
+		ret = writer_commit(b->w, b->stats->image_bytes, b->err);
+		b->w = NULL;
+	}
+	return ret;
+}
+
+void build_cleanup(struct build *b)
+{
+	struct timespec t1;
+
+	writer_abort(b->w);
+	zbuild_teardown(b);
+	packed_close(b);
+	digtab_free(&b->pclusters);
+	dedupe_free(b);
+	tree_free(&b->tree);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	b->stats->seconds = (double)(t1.tv_sec - b->started.tv_sec) +
+			    (double)(t1.tv_nsec - b->started.tv_nsec) / 1e9;
+}
+

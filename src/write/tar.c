@@ -1,0 +1,961 @@
+/*
+ * Tar input: ek_build_tar() reads an archive with libarchive (every tar
+ * dialect it knows, compression detected by content) as a stream, one
+ * entry at a time, and writes each file's data as it arrives, so the
+ * archive is never held whole in memory or on disk.
+ *
+ * A file's data goes through the spool, an unnamed file beside the image,
+ * because the writers read their sources at offsets (and, compressing,
+ * some time after queueing them); once a file is in the image its part of
+ * the spool is punched out, so the spool holds only the files in flight.
+ *
+ * Paths are resolved in the tree being built, never on a disk: ".." and
+ * absolute names are refused, an entry under a non-directory (a symlink
+ * planted by an earlier entry) is refused, a later entry of the same path
+ * replaces the earlier one as `tar -x` does (a directory keeps its
+ * children and takes the new metadata).  What decides a file's data layout
+ * is fixed when the file arrives: its xattrs are stored inline (no shared
+ * xattrs: later users are unknown), and the epoch is -T's or else the
+ * first entry's mtime.  The inodes are numbered in archive order.
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format/ondisk.h"
+#include "util/error.h"
+#include "write/compress.h"
+#include "write/dedupe.h"
+#include "write/internal.h"
+#include "write/source.h"
+
+#define WHITEOUT_PREFIX ".wh."
+#define OPAQUE_NAME ".wh..wh..opq"
+
+/* One name in a directory while the tree grows (directories get their
+ * sorted children arrays at the end). */
+struct tar_name {
+	struct tnode *parent, *child;
+	char *name;                 /* NULL once removed */
+	uint32_t hash;
+};
+
+/* A hard link whose target had not arrived yet. */
+struct deferred_link {
+	char *path, *target;
+	uint64_t entry_no;
+};
+
+struct tar_reader {
+	struct build *b;
+	struct archive *a;
+	const char *source;         /* for messages */
+	uint64_t entry_no;          /* 1-based position of the entry */
+	const char *entry_path;     /* its name as the archive spells it */
+	/* names: open addressing over v[]; slot 0 empty, 1 removed, else
+	 * index + 2 */
+	struct tar_name *v;
+	size_t n, cap;
+	size_t *slots;
+	size_t nslots, used_slots;
+	struct deferred_link *links;
+	size_t nlinks, cap_links;
+	struct tnode **opaque;      /* directories a .wh..wh..opq marks */
+	size_t nopaque, cap_opaque;
+	uint64_t spool_end;
+	bool epoch_set;
+};
+
+/* ------------------------------------------------------------ messages */
+
+static int entry_fail(struct tar_reader *r, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* "layer.tar: entry 12 'usr/bin/x': ..." */
+static int entry_fail(struct tar_reader *r, int code, const char *fmt, ...)
+{
+	char what[EK_ERROR_MESSAGE_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return err_fail(r->b->err, code, "%s: entry %llu '%s': %s", r->source,
+			(unsigned long long)r->entry_no, r->entry_path ? r->entry_path : "",
+			what);
+}
+
+static int archive_fail(struct tar_reader *r, const char *doing)
+{
+	const char *why = archive_error_string(r->a);
+
+	if (r->entry_no)
+		return entry_fail(r, -EUCLEAN, "%s: %s", doing, why ? why : "unknown error");
+	return err_fail(r->b->err, -EUCLEAN, "%s: %s: %s", r->source, doing,
+			why ? why : "unknown error");
+}
+
+/* ------------------------------------------------------------ names */
+
+static uint32_t name_hash(const struct tnode *parent, const char *name, size_t len)
+{
+	uint64_t h = (uint64_t)(uintptr_t)parent * 0x9E3779B97F4A7C15ull;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (uint8_t)name[i]) * 0x100000001B3ull;
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static size_t *find_slot(struct tar_reader *r, const struct tnode *parent,
+			 const char *name, size_t len, uint32_t hash)
+{
+	size_t i = hash & (r->nslots - 1);
+
+	for (;; i = (i + 1) & (r->nslots - 1)) {
+		size_t s = r->slots[i];
+		const struct tar_name *e;
+
+		if (s == 0)
+			return NULL;
+		if (s == 1)
+			continue;
+		e = &r->v[s - 2];
+		if (e->hash == hash && e->parent == parent && !strncmp(e->name, name, len) &&
+		    e->name[len] == '\0')
+			return &r->slots[i];
+	}
+}
+
+static struct tar_name *name_find(struct tar_reader *r, const struct tnode *parent,
+				  const char *name, size_t len)
+{
+	size_t *slot;
+
+	if (!r->nslots)
+		return NULL;
+	slot = find_slot(r, parent, name, len, name_hash(parent, name, len));
+	return slot ? &r->v[*slot - 2] : NULL;
+}
+
+static void place(struct tar_reader *r, size_t index)
+{
+	size_t i = r->v[index].hash & (r->nslots - 1);
+
+	while (r->slots[i] > 1)
+		i = (i + 1) & (r->nslots - 1);
+	r->slots[i] = index + 2;
+}
+
+static int grow_slots(struct tar_reader *r)
+{
+	size_t want = r->nslots ? r->nslots : 1024, i;
+
+	while ((r->n + 1) * 2 > want)
+		want *= 2;
+	free(r->slots);
+	r->slots = calloc(want, sizeof(*r->slots));
+	if (!r->slots)
+		return -ENOMEM;
+	r->nslots = want;
+	r->used_slots = 0;
+	for (i = 0; i < r->n; i++) {
+		if (r->v[i].name) {
+			place(r, i);
+			r->used_slots++;
+		}
+	}
+	return 0;
+}
+
+static int name_add(struct tar_reader *r, struct tnode *parent, const char *name,
+		    size_t len, struct tnode *child)
+{
+	struct tar_name *e;
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 1024;
+		struct tar_name *grown = realloc(r->v, cap * sizeof(*grown));
+
+		if (!grown)
+			return err_fail(r->b->err, -ENOMEM, "out of memory");
+		r->v = grown;
+		r->cap = cap;
+	}
+	if ((r->used_slots + 1) * 2 > r->nslots && grow_slots(r))
+		return err_fail(r->b->err, -ENOMEM, "out of memory");
+	e = &r->v[r->n];
+	e->name = strndup(name, len);
+	if (!e->name)
+		return err_fail(r->b->err, -ENOMEM, "out of memory");
+	e->parent = parent;
+	e->child = child;
+	e->hash = name_hash(parent, name, len);
+	place(r, r->n++);
+	r->used_slots++;
+	child->nlink++;
+	return 0;
+}
+
+/* Unlink one name; an inode left without names (a directory with all of
+ * its tree) is dropped at the end, its data written in vain. */
+static void name_remove(struct tar_reader *r, struct tar_name *e)
+{
+	struct tnode *child = e->child;
+	size_t *slot = find_slot(r, e->parent, e->name, strlen(e->name), e->hash);
+	size_t i;
+
+	*slot = 1;
+	free(e->name);
+	e->name = NULL;
+	if (--child->nlink || !S_ISDIR(child->mode))
+		return;
+	for (i = 0; i < r->n; i++)
+		if (r->v[i].name && r->v[i].parent == child)
+			name_remove(r, &r->v[i]);
+}
+
+/* ------------------------------------------------------------ paths */
+
+/*
+ * The archive's name as components: "./a//b/" is a/b.  Absolute names and
+ * ".." are refused; an empty result is the root.  *out is a copy whose
+ * components are separated by NULs, *count of them.
+ */
+static int split_path(struct tar_reader *r, const char *raw, char **out, size_t *count)
+{
+	char *copy, *w, *p;
+	size_t n = 0;
+
+	if (raw[0] == '/')
+		return entry_fail(r, -EUCLEAN, "absolute name: the archive must hold relative paths");
+	copy = malloc(strlen(raw) + 1);
+	if (!copy)
+		return err_fail(r->b->err, -ENOMEM, "out of memory");
+	w = copy;
+	for (p = (char *)raw; *p;) {
+		size_t len = strcspn(p, "/");
+
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			free(copy);
+			return entry_fail(r, -EUCLEAN, "'..' in the name: it would leave the tree");
+		}
+		if (len > EROFS_NAME_MAX) {
+			free(copy);
+			return entry_fail(r, -EUCLEAN, "a name of %zu bytes (EROFS holds %u)",
+					  len, EROFS_NAME_MAX);
+		}
+		if (len && !(len == 1 && p[0] == '.')) {
+			memcpy(w, p, len);
+			w[len] = '\0';
+			w += len + 1;
+			n++;
+		}
+		p += len;
+		while (*p == '/')
+			p++;
+	}
+	*out = copy;
+	*count = n;
+	return 0;
+}
+
+static const char *type_name(uint32_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return "regular file";
+	case S_IFLNK: return "symlink";
+	case S_IFCHR: return "character device";
+	case S_IFBLK: return "block device";
+	case S_IFIFO: return "fifo";
+	case S_IFSOCK: return "socket";
+	default: return "directory";
+	}
+}
+
+static struct tnode *new_node(struct tar_reader *r, uint32_t mode)
+{
+	struct tnode *n = tree_new_inode(&r->b->tree);
+
+	if (n)
+		n->mode = mode;
+	return n;
+}
+
+/* A directory the archive names only through its children. */
+static struct tnode *implicit_dir(struct tar_reader *r, struct tnode *parent)
+{
+	struct tnode *d = new_node(r, S_IFDIR | 0755);
+
+	if (d) {
+		build_set_owner_time(r->b, d, 0, 0, r->b->epoch, r->b->fixed_nsec);
+		d->parent = parent;
+	}
+	return d;
+}
+
+/*
+ * The directory that holds the last of `count` components, created as
+ * needed; every component on the way must be a directory (never a
+ * symlink: nothing is followed).  create false: NULL when missing.
+ */
+static int walk_to_parent(struct tar_reader *r, const char *comps, size_t count,
+			  bool create, struct tnode **out)
+{
+	struct tnode *dir = r->b->tree.root;
+	const char *c = comps;
+	size_t i;
+
+	for (i = 0; i + 1 < count; i++, c += strlen(c) + 1) {
+		struct tar_name *e = name_find(r, dir, c, strlen(c));
+		struct tnode *d;
+		int ret;
+
+		if (e && !S_ISDIR(e->child->mode))
+			return entry_fail(r, -EUCLEAN, "'%s' on its way is a %s, not a directory",
+					  c, type_name(e->child->mode));
+		if (e) {
+			dir = e->child;
+			continue;
+		}
+		if (!create) {
+			*out = NULL;
+			return 0;
+		}
+		d = implicit_dir(r, dir);
+		if (!d)
+			return err_fail(r->b->err, -ENOMEM, "out of memory");
+		ret = name_add(r, dir, c, strlen(c), d);
+		if (ret)
+			return ret;
+		dir = d;
+	}
+	*out = dir;
+	return 0;
+}
+
+static const char *last_component(const char *comps, size_t count)
+{
+	const char *c = comps;
+	size_t i;
+
+	for (i = 0; i + 1 < count; i++)
+		c += strlen(c) + 1;
+	return c;
+}
+
+/* ------------------------------------------------------------ inodes */
+
+static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_entry *e)
+{
+	const char *name;
+	const void *value;
+	size_t size;
+	int ret = 0;
+
+	free(n->xattrs);
+	n->xattrs = NULL;
+	n->nxattrs = 0;
+	if (r->b->o.no_xattrs)
+		return 0;
+	archive_entry_xattr_reset(e);
+	while (!ret && archive_entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK)
+		ret = xattr_attach(r->b, n, name, value, size, r->entry_path);
+	xattr_sort(n);
+	return ret;
+}
+
+/* Metadata of the entry into n (whose type is set). */
+static int take_metadata(struct tar_reader *r, struct tnode *n, struct archive_entry *e)
+{
+	int64_t uid = archive_entry_uid(e), gid = archive_entry_gid(e);
+	int64_t sec = archive_entry_mtime_is_set(e) ? archive_entry_mtime(e) : r->b->epoch;
+	long nsec = archive_entry_mtime_is_set(e) ? archive_entry_mtime_nsec(e) : 0;
+
+	if (uid < 0 || uid > UINT32_MAX || gid < 0 || gid > UINT32_MAX)
+		return entry_fail(r, -EUCLEAN, "owner %lld:%lld out of range",
+				  (long long)uid, (long long)gid);
+	if (nsec < 0 || nsec > 999999999)
+		nsec = 0;
+	n->mode = (n->mode & S_IFMT) | (archive_entry_perm(e) & 07777);
+	build_set_owner_time(r->b, n, (uint32_t)uid, (uint32_t)gid, sec, (uint32_t)nsec);
+	return take_xattrs(r, n, e);
+}
+
+/* The entry's data into the spool; n reads it from there. */
+static int spool_data(struct tar_reader *r, struct tnode *n)
+{
+	struct build *b = r->b;
+	uint64_t base = r->spool_end, written_end = 0;
+
+	n->spooled = true;
+	n->spool_off = base;
+	for (;;) {
+		const void *buf;
+		size_t size;
+		la_int64_t offset;
+		int ret = archive_read_data_block(r->a, &buf, &size, &offset);
+		const char *p = buf;
+
+		if (ret == ARCHIVE_EOF)
+			break;
+		if (ret < ARCHIVE_WARN)
+			return archive_fail(r, "reading its data");
+		if (offset < 0 || (uint64_t)offset > n->size || size > n->size - (uint64_t)offset)
+			return entry_fail(r, -EUCLEAN, "data past its size of %llu bytes",
+					  (unsigned long long)n->size);
+		while (size > 0) {
+			ssize_t put = pwrite(b->spool_fd, p, size, (off_t)(base + (uint64_t)offset));
+
+			if (put < 0 && errno == EINTR)
+				continue;
+			if (put <= 0)
+				return err_fail(b->err, put < 0 ? -errno : -EIO,
+						"%s: cannot keep entry %llu's data while it is written: %s",
+						r->source, (unsigned long long)r->entry_no,
+						strerror(put < 0 ? errno : EIO));
+			p += put;
+			offset += put;
+			size -= (size_t)put;
+		}
+		if ((uint64_t)offset > written_end)
+			written_end = (uint64_t)offset;
+		build_progress(b, 0);
+	}
+	/* Holes of a sparse entry (and its end) read as zeros. */
+	if (written_end < n->size) {
+		struct stat st;
+
+		if (fstat(b->spool_fd, &st) < 0 ||
+		    ((uint64_t)st.st_size < base + n->size &&
+		     ftruncate(b->spool_fd, (off_t)(base + n->size)) < 0))
+			return err_fail(b->err, -errno, "%s: spool: %s", r->source, strerror(errno));
+	}
+	r->spool_end = base + source_spool_span(n);
+	return 0;
+}
+
+/* A file or symlink is complete: its layout is fixed now, its data goes
+ * into the image (or the queue towards it). */
+static int write_node(struct tar_reader *r, struct tnode *n)
+{
+	struct build *b = r->b;
+	int ret = plan_node_xattrs(b, n);
+
+	if (ret)
+		return ret;
+	choose_inode_form(b, n);
+	return b->z ? zbuild_add(b, n) : data_write_one(b, n);
+}
+
+/* The node an entry of type `type` becomes, with its type's fields. */
+static int make_node(struct tar_reader *r, struct archive_entry *e, uint32_t type,
+		     struct tnode **out)
+{
+	struct tnode *n = new_node(r, type);
+	int ret;
+
+	if (!n)
+		return err_fail(r->b->err, -ENOMEM, "out of memory");
+	*out = n;
+	ret = take_metadata(r, n, e);
+	if (ret)
+		return ret;
+	switch (type) {
+	case S_IFREG:
+		if (archive_entry_size(e) < 0)
+			return entry_fail(r, -EUCLEAN, "negative size");
+		n->size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
+		n->src_path = strdup(r->entry_path);
+		if (!n->src_path)
+			return err_fail(r->b->err, -ENOMEM, "out of memory");
+		return spool_data(r, n);
+	case S_IFLNK: {
+		const char *target = archive_entry_symlink(e);
+		size_t len = target ? strlen(target) : 0;
+
+		if (len == 0 || len > 4095)
+			return entry_fail(r, -EUCLEAN,
+					  "symlink target of %zu bytes (EROFS stores 1..4095)", len);
+		n->symlink = strdup(target);
+		if (!n->symlink)
+			return err_fail(r->b->err, -ENOMEM, "out of memory");
+		n->size = len;
+		return 0;
+	}
+	case S_IFCHR:
+	case S_IFBLK:
+		n->rdev_major = (uint32_t)archive_entry_rdevmajor(e);
+		n->rdev_minor = (uint32_t)archive_entry_rdevminor(e);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* ------------------------------------------------------------ entries */
+
+static int link_to(struct tar_reader *r, struct tnode *parent, const char *name,
+		   struct tnode *target)
+{
+	struct tar_name *old = name_find(r, parent, name, strlen(name));
+
+	if (S_ISDIR(target->mode))
+		return entry_fail(r, -EUCLEAN, "a hard link to a directory");
+	if (old && old->child == target)
+		return 0;
+	if (old)
+		name_remove(r, old);
+	return name_add(r, parent, name, strlen(name), target);
+}
+
+/* The inode at an archive path, or NULL. */
+static int find_path(struct tar_reader *r, const char *raw, struct tnode **out)
+{
+	struct tnode *dir;
+	struct tar_name *e;
+	size_t count;
+	char *comps;
+	int ret = split_path(r, raw, &comps, &count);
+
+	*out = NULL;
+	if (ret)
+		return ret;
+	if (!count) {
+		*out = r->b->tree.root;
+		free(comps);
+		return 0;
+	}
+	ret = walk_to_parent(r, comps, count, false, &dir);
+	if (!ret && dir) {
+		const char *last = last_component(comps, count);
+
+		e = name_find(r, dir, last, strlen(last));
+		*out = e ? e->child : NULL;
+	}
+	free(comps);
+	return ret;
+}
+
+static int defer_link(struct tar_reader *r, const char *target)
+{
+	struct deferred_link *l;
+
+	if (r->nlinks == r->cap_links) {
+		size_t cap = r->cap_links ? r->cap_links * 2 : 16;
+		struct deferred_link *grown = realloc(r->links, cap * sizeof(*grown));
+
+		if (!grown)
+			return err_fail(r->b->err, -ENOMEM, "out of memory");
+		r->links = grown;
+		r->cap_links = cap;
+	}
+	l = &r->links[r->nlinks];
+	l->path = strdup(r->entry_path);
+	l->target = strdup(target);
+	l->entry_no = r->entry_no;
+	if (!l->path || !l->target) {
+		free(l->path);
+		free(l->target);
+		return err_fail(r->b->err, -ENOMEM, "out of memory");
+	}
+	r->nlinks++;
+	return 0;
+}
+
+static int mark_opaque(struct tar_reader *r, struct tnode *dir)
+{
+	size_t i;
+
+	for (i = 0; i < r->nopaque; i++)
+		if (r->opaque[i] == dir)
+			return 0;
+	if (r->nopaque == r->cap_opaque) {
+		size_t cap = r->cap_opaque ? r->cap_opaque * 2 : 16;
+		struct tnode **grown = realloc(r->opaque, cap * sizeof(*grown));
+
+		if (!grown)
+			return err_fail(r->b->err, -ENOMEM, "out of memory");
+		r->opaque = grown;
+		r->cap_opaque = cap;
+	}
+	r->opaque[r->nopaque++] = dir;
+	return 0;
+}
+
+static uint32_t entry_type(struct archive_entry *e)
+{
+	switch (archive_entry_filetype(e)) {
+	case AE_IFREG: return S_IFREG;
+	case AE_IFDIR: return S_IFDIR;
+	case AE_IFLNK: return S_IFLNK;
+	case AE_IFCHR: return S_IFCHR;
+	case AE_IFBLK: return S_IFBLK;
+	case AE_IFIFO: return S_IFIFO;
+	case AE_IFSOCK: return S_IFSOCK;
+	default: return 0;
+	}
+}
+
+/* One entry, its path split into comps[count] (count > 0). */
+static int add_named(struct tar_reader *r, struct archive_entry *e, const char *comps,
+		     size_t count)
+{
+	const char *name = last_component(comps, count), *hardlink;
+	uint32_t type = entry_type(e);
+	struct tar_name *old;
+	struct tnode *parent, *n = NULL;
+	bool whiteout = false;
+	int ret = walk_to_parent(r, comps, count, true, &parent);
+
+	if (ret)
+		return ret;
+	if (r->b->o.aufs && !strncmp(name, WHITEOUT_PREFIX, strlen(WHITEOUT_PREFIX))) {
+		if (!strcmp(name, OPAQUE_NAME))
+			return mark_opaque(r, parent);
+		if (!strncmp(name, WHITEOUT_PREFIX WHITEOUT_PREFIX, 2 * strlen(WHITEOUT_PREFIX)))
+			return 0;   /* aufs's own bookkeeping (.wh..wh.plnk, ...) */
+		name += strlen(WHITEOUT_PREFIX);
+		if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+			return entry_fail(r, -EUCLEAN, "a whiteout of no name");
+		whiteout = true;
+	}
+	hardlink = whiteout ? NULL : archive_entry_hardlink(e);
+	if (hardlink) {
+		struct tnode *target;
+
+		ret = find_path(r, hardlink, &target);
+		if (ret)
+			return ret;
+		if (!target)        /* it may come later in the archive */
+			return defer_link(r, hardlink);
+		return link_to(r, parent, name, target);
+	}
+	if (whiteout)
+		type = S_IFCHR;     /* overlayfs: a 0:0 character device */
+	else if (!type)
+		return entry_fail(r, -EUCLEAN, "an entry of unknown type 0%o",
+				  (unsigned int)archive_entry_filetype(e));
+	old = name_find(r, parent, name, strlen(name));
+	if (old && S_ISDIR(old->child->mode) && type == S_IFDIR)
+		return take_metadata(r, old->child, e);   /* tar -x keeps its children */
+	if (old)
+		name_remove(r, old);
+	ret = make_node(r, e, type, &n);
+	if (!ret && whiteout)
+		n->rdev_major = n->rdev_minor = 0;
+	if (!ret && type == S_IFDIR)
+		n->parent = parent;
+	if (!ret)
+		ret = name_add(r, parent, name, strlen(name), n);
+	if (!ret && (type == S_IFREG || type == S_IFLNK))
+		ret = write_node(r, n);
+	return ret;
+}
+
+/* The first entry's time is the epoch, before any directory is made for
+ * it: with any luck most inodes share it and stay compact (-T decides
+ * otherwise). */
+static void choose_epoch_from(struct tar_reader *r, struct archive_entry *e)
+{
+	struct tnode probe;
+
+	memset(&probe, 0, sizeof(probe));
+	build_set_owner_time(r->b, &probe, 0, 0,
+			     archive_entry_mtime_is_set(e) ? archive_entry_mtime(e) : 0,
+			     archive_entry_mtime_is_set(e) &&
+			     archive_entry_mtime_nsec(e) >= 0 &&
+			     archive_entry_mtime_nsec(e) <= 999999999 ?
+			     (uint32_t)archive_entry_mtime_nsec(e) : 0);
+	r->b->epoch = probe.mtime;
+	r->b->fixed_nsec = probe.mtime_nsec;
+	r->b->tree.root->mtime = probe.mtime;
+	r->b->tree.root->mtime_nsec = probe.mtime_nsec;
+	r->epoch_set = true;
+}
+
+static int add_entry(struct tar_reader *r, struct archive_entry *e)
+{
+	size_t count;
+	char *comps;
+	int ret;
+
+	if (!r->epoch_set)
+		choose_epoch_from(r, e);
+	r->entry_path = archive_entry_pathname(e);
+	if (!r->entry_path)
+		return entry_fail(r, -EUCLEAN, "no name (or one that is not valid in this locale)");
+	ret = split_path(r, r->entry_path, &comps, &count);
+	if (ret)
+		return ret;
+	if (count)
+		ret = add_named(r, e, comps, count);
+	else if (entry_type(e) == S_IFDIR)   /* "./": the root's metadata */
+		ret = take_metadata(r, r->b->tree.root, e);
+	else
+		ret = entry_fail(r, -EUCLEAN, "the root must be a directory");
+	free(comps);
+	return ret;
+}
+
+/* ------------------------------------------------------------ the end */
+
+static int resolve_deferred_links(struct tar_reader *r)
+{
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < r->nlinks && !ret; i++) {
+		struct deferred_link *l = &r->links[i];
+		struct tnode *parent, *target;
+		size_t count;
+		char *comps;
+
+		r->entry_no = l->entry_no;
+		r->entry_path = l->path;
+		ret = find_path(r, l->target, &target);
+		if (!ret && !target)
+			ret = entry_fail(r, -EUCLEAN, "a hard link to '%s', which the archive does not hold",
+					 l->target);
+		if (!ret)
+			ret = split_path(r, l->path, &comps, &count);
+		if (ret)
+			break;
+		ret = walk_to_parent(r, comps, count, true, &parent);
+		if (!ret)
+			ret = link_to(r, parent, last_component(comps, count), target);
+		free(comps);
+	}
+	return ret;
+}
+
+static int cmp_dentry(const void *a, const void *b)
+{
+	const struct tdentry *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+/* The names become each directory's sorted children; directories count
+ * their links. */
+static int make_directories(struct tar_reader *r)
+{
+	struct tnode *n;
+	size_t i;
+
+	for (i = 0; i < r->n; i++) {
+		struct tar_name *e = &r->v[i];
+		struct tnode *dir = e->parent;
+		struct tdentry *grown;
+
+		if (!e->name)
+			continue;
+		grown = realloc(dir->children, (dir->nchildren + 1) * sizeof(*grown));
+		if (!grown)
+			return err_fail(r->b->err, -ENOMEM, "out of memory");
+		dir->children = grown;
+		grown[dir->nchildren].name = e->name;
+		grown[dir->nchildren].name_len = (uint16_t)strlen(e->name);
+		grown[dir->nchildren].inode = e->child;
+		dir->nchildren++;
+		e->name = NULL;     /* the tree owns it now */
+	}
+	for (n = r->b->tree.first; n; n = n->next) {
+		uint32_t k, subdirs = 0;
+
+		if (!S_ISDIR(n->mode) || !n->nlink)
+			continue;
+		if (n->nchildren)
+			qsort(n->children, n->nchildren, sizeof(*n->children), cmp_dentry);
+		for (k = 0; k < n->nchildren; k++)
+			subdirs += S_ISDIR(n->children[k].inode->mode);
+		n->nlink = 2 + subdirs;
+	}
+	return 0;
+}
+
+static int finish_tree(struct tar_reader *r)
+{
+	struct build *b = r->b;
+	struct tnode *n;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < r->nopaque; i++) {
+		if (!r->opaque[i]->nlink)
+			continue;
+		ret = xattr_attach(b, r->opaque[i], "trusted.overlay.opaque", "y", 1, "(opaque directory)");
+		if (ret)
+			return ret;
+		xattr_sort(r->opaque[i]);
+	}
+	ret = make_directories(r);
+	if (ret)
+		return ret;
+	tree_drop_unlinked(&b->tree, b->packed_inode);
+	/* What has no data: its form may still change (a directory's links,
+	 * its xattrs from a later entry). */
+	for (n = b->tree.first; n && !ret; n = n->next) {
+		if (S_ISREG(n->mode) || S_ISLNK(n->mode) || n == b->packed_inode)
+			continue;
+		ret = plan_node_xattrs(b, n);
+		choose_inode_form(b, n);
+	}
+	for (n = b->tree.first; n && !ret; n = n->next)
+		if (n->nlink > 0xFFFF && !n->extended)
+			ret = err_fail(b->err, -EMLINK, "%s: %u hard links, more than a file written before its last link can have",
+				       n->src_path ? n->src_path : "(file)", n->nlink);
+	return ret;
+}
+
+/* ------------------------------------------------------------ setup */
+
+static int open_spool(struct build *b, const char *image_path)
+{
+	char dir[4096];
+	const char *slash = strrchr(image_path, '/');
+	const char *tmp = getenv("TMPDIR");
+
+	/* Beside the image, where the user expects the space to be used. */
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - image_path + (slash == image_path)),
+			 image_path);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	b->spool_fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (b->spool_fd < 0)
+		b->spool_fd = open(tmp && *tmp ? tmp : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (b->spool_fd < 0)
+		return err_fail(b->err, -errno, "%s: cannot make a temporary file: %s", dir,
+			       strerror(errno));
+	return 0;
+}
+
+static int open_archive(struct tar_reader *r, const char *tar_path)
+{
+	r->a = archive_read_new();
+	if (!r->a)
+		return err_fail(r->b->err, -ENOMEM, "out of memory");
+	/* tar in all its dialects, behind any compression libarchive reads;
+	 * nothing else (a zip or cpio is not a layer). */
+	archive_read_support_format_tar(r->a);
+	archive_read_support_format_gnutar(r->a);
+	archive_read_support_filter_all(r->a);
+	if (archive_read_open_filename(r->a, tar_path, 1 << 16) != ARCHIVE_OK)
+		return archive_fail(r, "cannot read it");
+	return 0;
+}
+
+static void reader_free(struct tar_reader *r)
+{
+	size_t i;
+
+	if (r->a)
+		archive_read_free(r->a);
+	for (i = 0; i < r->n; i++)
+		free(r->v[i].name);
+	free(r->v);
+	free(r->slots);
+	for (i = 0; i < r->nlinks; i++) {
+		free(r->links[i].path);
+		free(r->links[i].target);
+	}
+	free(r->links);
+	free(r->opaque);
+}
+
+static int read_entries(struct tar_reader *r)
+{
+	struct archive_entry *e;
+	int ret = 0;
+
+	for (;;) {
+		int got = archive_read_next_header(r->a, &e);
+
+		if (got == ARCHIVE_EOF)
+			break;
+		r->entry_no++;
+		r->entry_path = NULL;
+		if (got < ARCHIVE_WARN)
+			return archive_fail(r, r->entry_no == 1 ? "not a tar archive" : "reading its header");
+		ret = add_entry(r, e);
+		if (ret)
+			return ret;
+	}
+	if (!r->entry_no)
+		return err_fail(r->b->err, -EUCLEAN, "%s: an empty archive", r->source);
+	return 0;
+}
+
+int ek_build_tar(const char *image_path, const char *tar_path,
+		 const ek_build_options *opts, ek_build_stats *stats, ek_error *err)
+{
+	struct tar_reader r;
+	struct build b;
+	ek_build_stats local;
+	struct tnode *root;
+	int ret;
+
+	memset(&b, 0, sizeof(b));
+	memset(&r, 0, sizeof(r));
+	build_init(&b, opts, stats, &local, err);
+	if (tar_path && !strcmp(tar_path, "-"))
+		tar_path = NULL;
+	r.b = &b;
+	r.source = tar_path ? tar_path : "standard input";
+	b.source = r.source;
+	b.no_shared_xattrs = true;
+	ret = build_check_options(&b);
+	if (!ret)
+		ret = zbuild_setup(&b);
+	if (ret)
+		goto out;
+	root = tree_new_inode(&b.tree);
+	if (!root) {
+		ret = err_fail(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	b.tree.root = root;
+	root->mode = S_IFDIR | 0755;
+	root->parent = root;
+	root->nlink = 1;
+	build_set_owner_time(&b, root, 0, 0, 0, 0);
+	if (b.o.timestamp_set || b.o.clamp_mtime) {
+		b.epoch = b.o.timestamp;
+		r.epoch_set = true;
+		root->mtime = b.epoch;
+	}
+	ret = dedupe_plan_stream(&b);
+	if (!ret)
+		ret = open_spool(&b, image_path);
+	if (!ret)
+		ret = open_archive(&r, tar_path);
+	if (!ret)
+		ret = build_open_image(&b, image_path);
+	if (ret)
+		goto out;
+	ret = read_entries(&r);
+	if (b.z)
+		ret = zbuild_finish(&b, ret);
+	if (!ret)
+		ret = resolve_deferred_links(&r);
+	if (!ret)
+		ret = finish_tree(&r);
+	if (!ret) {
+		build_count(&b);
+		ret = build_close_image(&b);
+	}
+out:
+	reader_free(&r);
+	build_cleanup(&b);
+	if (b.spool_fd >= 0)
+		close(b.spool_fd);
+	return ret;
+}

@@ -8,7 +8,8 @@ PACKAGES=(
 	cmake make gcc pkg-config python3
 	liblz4-dev libzstd-dev liblzma-dev libdeflate-dev libisal-dev
 	libxxhash-dev zlib1g-dev liburing-dev libfuse3-dev fuse3
-	libssl-dev libcmocka-dev libarchive-dev libarchive-tools scdoc man-db groff-base
+	libssl-dev libcmocka-dev libarchive-dev libarchive-tools zstd lz4 xz-utils bzip2
+	scdoc man-db groff-base
 	erofs-utils acl attr e2fsprogs util-linux kmod strace
 )
 [ "${1:-}" = "--bench" ] && PACKAGES+=(fio hyperfine squashfs-tools squashfuse debootstrap clang)

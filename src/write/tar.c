@@ -35,6 +35,7 @@
 #include "write/dedupe.h"
 #include "write/internal.h"
 #include "write/source.h"
+#include "write/tar_acl.h"
 
 #define WHITEOUT_PREFIX ".wh."
 #define OPAQUE_NAME ".wh..wh..opq"
@@ -366,8 +367,13 @@ static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_ent
 	if (r->b->o.no_xattrs)
 		return 0;
 	archive_entry_xattr_reset(e);
-	while (!ret && archive_entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK)
-		ret = xattr_attach(r->b, n, name, value, size, r->entry_path);
+	while (!ret && archive_entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK) {
+		/* ACLs come from libarchive's own list, below. */
+		if (strncmp(name, "system.posix_acl_", strlen("system.posix_acl_")))
+			ret = xattr_attach(r->b, n, name, value, size, r->entry_path);
+	}
+	if (!ret)
+		ret = tar_acl_attach(r->b, n, e, r->entry_path);
 	xattr_sort(n);
 	return ret;
 }

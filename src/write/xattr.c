@@ -144,6 +144,7 @@ int xattr_attach(struct build *b, struct tnode *n, const char *name,
 	size_t prefix_len, name_len = strlen(name);
 	struct txattr **grown, *x;
 	uint8_t index;
+	uint32_t k;
 
 	if (!fmt_xattr_split(name, name_len, &index, &prefix_len)) {
 		fprintf(stderr, "erofskit: warning: %s: xattr %s has no EROFS prefix, skipped\n",
@@ -157,11 +158,19 @@ int xattr_attach(struct build *b, struct tnode *n, const char *name,
 		return err_fail(b->err, -E2BIG, "%s: xattr %s value of %zu bytes exceeds 65535",
 			       what_path, name, len);
 	x = tree_intern_xattr(&b->tree, index, name, prefix_len, value, len);
-	grown = realloc(n->xattrs, (n->nxattrs + 1) * sizeof(*grown));
-	if (!x || !grown) {
-		free(grown);
+	if (!x)
 		return err_fail(b->err, -ENOMEM, "out of memory");
+	/* A name given twice (an archive may carry it in two spellings):
+	 * the last value holds, as setting it twice would leave it. */
+	for (k = 0; k < n->nxattrs; k++) {
+		if (!strcmp(n->xattrs[k]->full_name, x->full_name)) {
+			n->xattrs[k] = x;
+			return 0;
+		}
 	}
+	grown = realloc(n->xattrs, (n->nxattrs + 1) * sizeof(*grown));
+	if (!grown)
+		return err_fail(b->err, -ENOMEM, "out of memory");
 	n->xattrs = grown;
 	n->xattrs[n->nxattrs++] = x;
 	return 0;

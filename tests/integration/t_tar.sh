@@ -1,0 +1,144 @@
+# mkfs --tar: archives made by GNU tar (gnu, posix, ustar; xattrs, ACLs,
+# sparse files, long names), bsdtar and Python's tarfile, compressed every
+# way libarchive detects (gzip, zstd, xz, bzip2, lz4), from a file and from
+# standard input.  The kernel's mount of each image must equal what GNU tar
+# extracts from the same archive: bytes, modes, owners, times, xattrs,
+# links, devices.  Compressed images too, and -Enoinline_data and the
+# drop-in's containerd command line.
+. "$(dirname "$0")/lib.sh"
+
+E=$EROFSKIT
+cd "$T"
+
+note "a tree with every kind of entry"
+mkdir -p src/dir/sub src/empty-dir "src/$(printf 'long%.0s' {1..40})"
+python3 - src <<'PY'
+import os, random, sys
+root = sys.argv[1]
+r = random.Random(7)
+words = [bytes(r.choice(b"abcdefghij") for _ in range(r.randint(2, 9))) for _ in range(300)]
+def text(n):
+    out = bytearray()
+    while len(out) < n:
+        out += r.choice(words) + b" "
+    return bytes(out[:n])
+for name, size in [("a.txt", 6000), ("dir/b.bin", 300000), ("dir/sub/c", 50), ("empty", 0),
+                   ("dir/" + "n" * 200, 1000), ("x" * 255, 77)]:
+    with open(os.path.join(root, name), "wb") as f:
+        f.write(text(size))
+with open(os.path.join(root, "random.bin"), "wb") as f:
+    f.write(r.randbytes(70000))
+# sparse: data at 1 MiB and at the end
+with open(os.path.join(root, "sparse"), "wb") as f:
+    f.seek(1 << 20); f.write(text(5000)); f.seek((3 << 20) - 10); f.write(b"0123456789")
+os.symlink("a.txt", os.path.join(root, "link"))
+os.symlink("../" * 3 + "outside/target", os.path.join(root, "dir/dangling"))
+os.link(os.path.join(root, "a.txt"), os.path.join(root, "dir/hard-a"))
+os.mkfifo(os.path.join(root, "fifo"))
+os.mknod(os.path.join(root, "chr"), 0o20640, os.makedev(1, 7))
+os.mknod(os.path.join(root, "blk"), 0o60600, os.makedev(7, 3))
+os.chmod(os.path.join(root, "dir/sub/c"), 0o4751)
+os.chmod(os.path.join(root, "dir/sub"), 0o1777)
+os.chown(os.path.join(root, "dir/b.bin"), 4242, 4343)
+os.chown(os.path.join(root, "empty"), 70000, 5)
+for i, name in enumerate(["a.txt", "dir", "dir/sub/c", "empty"]):
+    os.utime(os.path.join(root, name), ns=(1_600_000_000_123_456_789 + i * 1001,) * 2)
+PY
+setfattr -n user.comment -v "hello tar" src/a.txt
+setfattr -n trusted.layer -v 0x00ff10 src/dir
+setfattr -n user.big -v "$(head -c 3000 /dev/zero | tr '\0' v)" src/dir/sub/c
+setfacl -m u:4242:rx,g:77:r src/dir/b.bin
+setfacl -d -m u:4242:rwx src/dir
+
+# expected DIR ARCHIVE: what GNU tar extracts from the archive, as root
+# (bsdtar for its own archives: GNU tar loses a directory's mtime there;
+# bsdtar then gives the root the time the archive holds for it).
+EXTRACT=gnu
+expected() {
+	rm -rf "$1" && mkdir "$1"
+	if [ $EXTRACT = bsd ]; then
+		# it leaves the target's own times alone: the archive's "./"
+		# entry holds src's
+		bsdtar --xattrs --acls --numeric-owner -xpf "$2" -C "$1" && touch -r src "$1"
+	else
+		tar --xattrs --xattrs-include='*' --acls --same-owner -xpf "$2" -C "$1"
+	fi || fail "$EXTRACT tar cannot extract $2"
+}
+# check ARCHIVE WHAT [MKFS OPTIONS...]: the image's kernel mount equals the
+# extraction (of $PLAIN, the archive uncompressed, when set).  With -, the
+# archive goes through standard input.
+check() {
+	local archive=$1 what=$2 img=img.erofs
+	shift 2
+	rm -f "$img"
+	if [ "${1:-}" = - ]; then
+		shift
+		"$E" mkfs --tar -q "$@" "$img" - <"$archive" || fail "mkfs --tar $* < $what failed"
+	else
+		"$E" mkfs --tar -q "$@" "$img" "$archive" || fail "mkfs --tar $* $what failed"
+	fi
+	"$E" fsck -q "$img" || fail "fsck of the image from $what failed"
+	expected want "${PLAIN:-$archive}"
+	kmount "$img" mnt
+	manifest mnt got.json
+	manifest want want.json
+	kumount mnt
+	same_manifest want.json got.json "$what"
+}
+
+note "GNU tar's formats"
+for fmt in gnu posix; do
+	tar --format=$fmt --xattrs --xattrs-include='*' --acls --sparse -C src -cf "gnu-$fmt.tar" .
+	check "gnu-$fmt.tar" "GNU tar --format=$fmt"
+done
+# ustar: no xattrs, ACLs, long names or big ids: a tree it can hold
+mkdir -p plain/d && cp src/a.txt src/dir/b.bin plain/d/ && ln -s d/a.txt plain/l
+tar --format=ustar -C plain -cf ustar.tar .
+check ustar.tar "GNU tar --format=ustar"
+
+note "bsdtar and Python's tarfile"
+bsdtar --format=pax --xattrs --acls -C src -cf bsd.tar .
+EXTRACT=bsd check bsd.tar "bsdtar --format=pax"
+python3 - src py.tar <<'PY'
+import os, sys, tarfile
+with tarfile.open(sys.argv[2], "w", format=tarfile.PAX_FORMAT) as t:
+    t.add(sys.argv[1], arcname=".")
+PY
+check py.tar "Python tarfile (pax)"
+
+note "compressed every way, from a file and from standard input"
+for z in "gzip -n" "zstd -q" "xz" "bzip2" "lz4 -q"; do
+	$z <gnu-posix.tar >c.tar.z || fail "$z failed"
+	PLAIN=gnu-posix.tar check c.tar.z "GNU tar | ${z%% *}"
+done
+gzip -n <gnu-gnu.tar >s.tar.gz
+PLAIN=gnu-gnu.tar check s.tar.gz "gzip on standard input" -
+
+note "compressed images: -zlz4hc with fragments and dedupe, -zzstd with tail packing"
+check gnu-posix.tar "-zlz4hc -Efragments,dedupe" -zlz4hc -Efragments,dedupe
+check gnu-posix.tar "-zzstd -Eztailpacking" -zzstd -C16384 -Eztailpacking
+check gnu-gnu.tar "-Enoinline_data -b 512" -Enoinline_data -b 512
+
+note "reproducible: the same archive gives the same image"
+"$E" mkfs --tar -q -zlz4hc -T0 r1.img gnu-posix.tar
+"$E" mkfs --tar -q -zlz4hc -T0 --workers 1 r2.img - <gnu-posix.tar
+cmp r1.img r2.img || fail "the same archive gave two images"
+
+note "later entries replace earlier ones, as tar -x does"
+mkdir -p v1/d v2/d
+echo old >v1/d/f && echo keep >v1/d/other && mkdir v1/gone && echo x >v1/gone/y
+echo new >v2/d/f && echo file-now >v2/gone
+ln -s nowhere v2/link-then-file; echo was-link >v1/link-then-file
+tar -C v1 -cf both.tar ./d ./gone ./link-then-file
+tar -C v2 -rf both.tar ./d/f ./gone ./link-then-file
+# (times differ from an extraction: it leaves the root and d at "now")
+"$E" mkfs --tar -q both.img both.tar || fail "mkfs --tar of replacing entries failed"
+kmount both.img mnt
+[ "$(cat mnt/d/f)" = new ] || fail "d/f is not the later entry's"
+[ "$(cat mnt/d/other)" = keep ] || fail "d lost a child when its entry came again"
+[ -f mnt/gone ] && [ "$(cat mnt/gone)" = file-now ] || fail "the directory 'gone' was not replaced by the file"
+[ "$(readlink mnt/link-then-file)" = nowhere ] || fail "the file was not replaced by the symlink"
+[ "$(find mnt | wc -l)" -eq 6 ] || { find mnt >&2; fail "the replaced entries left something behind"; }
+kumount mnt
+"$E" fsck -q both.img || fail "fsck of the image with replaced entries failed"
+echo PASS

@@ -119,13 +119,26 @@ static int mkfs_xattr_limit(struct translation *t, const char *value)
 		      "chooses which xattrs to share itself");
 }
 
+static int mkfs_tar(struct translation *t, const char *value)
+{
+	/* --tar alone is --tar=f upstream; erofskit's mkfs names what it
+	 * does not write (=i) itself. */
+	if (!value || !strcmp(value, "f"))
+		return push(t, "--tar");
+	if (!strcmp(value, "i"))
+		return push(t, "--tar=i");
+	fprintf(stderr, "%s: --tar=%s: the modes are f and i\n", t->tool->name, value);
+	return EXIT_USAGE;
+}
+
 static int mkfs_sort(struct translation *t, const char *value)
 {
-	/* Upstream's --sort orders the file data of a tar stream (tar input
-	 * only: with a directory source it changes nothing).  erofskit takes
-	 * directories only, in one fixed, deterministic order, so "none" and
-	 * "path" both describe a build it already does.  Revisit this row when
-	 * tar input arrives. */
+	/* Upstream's --sort orders the file data of a tar stream: "none"
+	 * keeps the archive's order, which is erofskit's for a tar too (its
+	 * data is written as it arrives); with a directory source it changes
+	 * nothing, and erofskit's order is fixed by path.  So both describe
+	 * a build erofskit does, but "path" of a tar keeps the archive's
+	 * order (reordering would hold the data back). */
 	if (!strcmp(value, "none") || !strcmp(value, "path"))
 		return GO_ON;
 	fprintf(stderr, "%s: --sort=%s: only 'none' and 'path' are taken\n",
@@ -156,8 +169,10 @@ static const struct row mkfs_rows[] = {
 	{ "--sort", VALUE, SPECIAL, NULL, mkfs_sort, "--sort=none|path",
 	  "taken: erofskit's order is fixed (tar data order upstream)" },
 	{ "-d", VALUE, ACCEPT, NULL, NULL, "-d N", "debug level: ignored (messages only)" },
-	{ "--tar", OPTIONAL_VALUE, NOT_YET, "(tar input)", NULL, NULL, NULL },
-	{ "--aufs", NO_VALUE, NOT_YET, "(tar input)", NULL, NULL, NULL },
+	{ "--tar", OPTIONAL_VALUE, SPECIAL, NULL, mkfs_tar, "--tar[=f]",
+	  "SOURCE is a tar archive (standard input when omitted); --tar=i is not\n"
+	  "                         supported yet" },
+	{ "--aufs", NO_VALUE, PASS, "--aufs", NULL, NULL, "with --tar: .wh. entries become overlayfs whiteouts" },
 	{ "-V", NO_VALUE, VERSION, NULL, NULL, "-V, --version", "print the version" },
 	{ "--version", NO_VALUE, VERSION, NULL, NULL, NULL, NULL },
 	{ "-h", NO_VALUE, HELP, NULL, NULL, NULL, NULL },

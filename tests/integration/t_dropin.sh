@@ -1,9 +1,10 @@
 # Drop-in names: erofskit run as mkfs.erofs, fsck.erofs and dump.erofs
 # (BUILD/dropin/*, symlinks) takes erofs-utils' spellings of the options it
 # implements and gives the same result as erofskit's own spellings:
-# containerd's mkfs command line (minus tar input) builds a byte-identical
-# image, --extract=DIR the same tree, --path=P the same dump.  Every other
-# option exits 2 naming it; --tar and --aufs say "not supported yet"; -V
+# containerd's mkfs command lines (a directory, and verbatim with a tar on
+# stdin) build byte-identical images, --extract=DIR the same tree, --path=P
+# the same dump.  Every other option exits 2 naming it (--tar=i "not
+# supported yet"); -V
 # prints the version.  Last, EROFSKIT_INSTALL_DROPIN_LINKS=ON installs the
 # links (into a DESTDIR, the 'dropin' component alone: no build needed).
 . "$(dirname "$0")/lib.sh"
@@ -161,17 +162,28 @@ refused "'-p'" "$MKFS" -Enoinline_data -T0 -p out.img "$S"
 refused "'--quiet'" "$MKFS" --quiet=1 out.img "$S"
 refused "--sort=tar" "$MKFS" --sort=tar out.img "$S"
 refused "legacy-compress" "$MKFS" -Elegacy-compress out.img "$S"  # erofskit's own message
-for opt in --tar=f --tar --aufs; do
-	refused "'${opt%%=*}' is not supported yet" "$MKFS" --quiet -Enoinline_data "$opt" out.img "$S"
-done
-# containerd's exact command line: tar on stdin.
+refused "--tar=i" "$MKFS" --tar=i --aufs --quiet out.img </dev/null
+refused "--tar=x" "$MKFS" --tar=x out.img </dev/null
+refused "--aufs needs --tar" "$MKFS" --aufs out.img "$S"
+
+note "mkfs.erofs: containerd's command lines, verbatim, a tar on stdin"
 tar -C "$S" -cf layer.tar .
-rm -f out.img
-rc=0
-"$MKFS" --tar=f --aufs --quiet -Enoinline_data out.img <layer.tar 2>ref.err >/dev/null || rc=$?
-[ $rc -eq 2 ] && grep -qF "'--tar' is not supported yet" ref.err ||
-	{ cat ref.err >&2; fail "containerd's --tar=f command: exit $rc"; }
-[ ! -e out.img ] || fail "containerd's --tar=f command wrote an image"
+# containerd's arguments | erofskit's own for the same image
+while IFS='|' read -r args own; do
+	rm -f layer.erofs
+	# shellcheck disable=SC2086
+	"$MKFS" $args layer.erofs <layer.tar >mkfs.out 2>mkfs.err ||
+		{ cat mkfs.err >&2; fail "mkfs.erofs $args failed"; }
+	[ ! -s mkfs.out ] && [ ! -s mkfs.err ] || fail "mkfs.erofs $args --quiet printed something"
+	# shellcheck disable=SC2086
+	"$E" mkfs $own ref.erofs layer.tar || fail "erofskit mkfs $own failed"
+	cmp layer.erofs ref.erofs || fail "mkfs.erofs $args: not erofskit's image"
+	"$E" fsck -q layer.erofs || fail "mkfs.erofs $args: the image is not clean"
+done <<EOF2
+--tar=f --aufs --quiet -Enoinline_data|--tar --aufs -q -E noinline_data
+--tar=f --aufs --quiet -Enoinline_data -T0 --mkfs-time --sort=none -U $UUID|--tar --aufs -q -E noinline_data -T 0 --mkfs-time -U $UUID
+EOF2
+[ "$(sb_field layer.erofs uuid)" = "$UUID" ] || fail "-U $UUID: the layer's UUID is $(sb_field layer.erofs uuid)"
 for opt in -p --device=/dev/null --no-sbcrc --no-preserve --no-preserve-perms --extract-xattrs; do
 	refused "'${opt%%=*}'" "$FSCK" "$opt" image.img
 done

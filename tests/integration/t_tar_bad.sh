@@ -1,0 +1,113 @@
+# mkfs --tar on hostile and broken archives: path traversal ('..',
+# absolute names, a file written through a symlink an earlier entry
+# planted, a hard link out of the tree or to a directory), names over 255
+# bytes, truncated archives, a pax header lying about a size, corrupt
+# compression, no archive at all.  Each gives a clear error naming the
+# entry and its position, exit 1, and leaves no image (nor any temporary
+# file) behind; nothing is written outside the image.
+. "$(dirname "$0")/lib.sh"
+
+E=$EROFSKIT
+cd "$T"
+mkdir work
+cd work
+
+# make NAME PYTHON: an archive NAME.tar built by the Python lines, which
+# see `t` (a tarfile open for writing) and add(name, data=b"", **fields).
+make() {
+	python3 - "$1.tar" "$2" <<'PY'
+import io, sys, tarfile
+path, body = sys.argv[1], sys.argv[2]
+t = tarfile.open(path, "w", format=tarfile.PAX_FORMAT)
+def add(name, data=b"", **fields):
+    i = tarfile.TarInfo(name)
+    i.size = len(data)
+    for k, v in fields.items():
+        setattr(i, k, v)
+        if k == "size":
+            i.size = v
+    t.addfile(i, io.BytesIO(data) if data else None)
+exec(body)
+t.close()
+PY
+}
+
+# bad ARCHIVE TEXT...: exit 1, stderr names each TEXT, no image, nothing
+# else left in this directory but the archives.
+bad() {
+	local archive=$1 rc=0
+	shift
+	"$E" mkfs --tar -zlz4hc out.img "$archive" >out.txt 2>err.txt || rc=$?
+	[ $rc -eq 1 ] || { cat err.txt >&2; fail "$archive: exit $rc, not 1"; }
+	for text in "$@"; do
+		grep -qF -- "$text" err.txt || { cat err.txt >&2; fail "$archive: the message does not say '$text'"; }
+	done
+	[ "$(ls | grep -cvE '\.(tar|gz|zst|bin)$|^(out|err)\.txt$')" -eq 0 ] ||
+		{ ls -la >&2; fail "$archive: something was left behind"; }
+	return 0
+}
+
+note "path traversal"
+make abs 'add("ok"); add("/etc/passwd-evil", b"x")'
+bad abs.tar "entry 2" "/etc/passwd-evil" "absolute"
+make dotdot 'add("a/"); add("a/../../escape", b"x")'
+bad dotdot.tar "entry 2" "a/../../escape" ".."
+make planted 'add("lnk", type=tarfile.SYMTYPE, linkname="/tmp"); add("lnk/owned", b"x")'
+bad planted.tar "entry 2" "lnk/owned" "'lnk'" "symlink, not a directory"
+make hardout 'add("f", b"x"); add("h", type=tarfile.LNKTYPE, linkname="../../etc/passwd")'
+bad hardout.tar "entry 2" "'h'" ".."
+make harddir 'add("d", type=tarfile.DIRTYPE); add("h", type=tarfile.LNKTYPE, linkname="d")'
+bad harddir.tar "entry 2" "hard link to a directory"
+make hardnone 'add("h", type=tarfile.LNKTYPE, linkname="never-there")'
+bad hardnone.tar "entry 1" "never-there" "does not hold"
+make rootfile 'add(".", b"x")'
+bad rootfile.tar "entry 1" "root must be a directory"
+[ ! -e /tmp/owned ] || fail "a file was written through the planted symlink"
+
+note "impossible names and sizes"
+make longname 'add("d/" + "n" * 256, b"x")'
+bad longname.tar "entry 1" "256 bytes"
+make bigsym 'add("s", type=tarfile.SYMTYPE, linkname="x" * 5000)'
+bad bigsym.tar "entry 1" "symlink target of 5000 bytes"
+# a pax header claims more data than the archive holds
+make paxlie 'add("a", b"y" * 1000); add("b", b"z" * 100)'
+python3 - paxlie.tar <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+# the second member's header: its size field (octal, at 124) says 1 MiB
+i = data.find(b"b\0", 1024)
+hdr = i - i % 512
+data[hdr + 124:hdr + 136] = b"%011o\0" % (1 << 20)
+data[hdr + 148:hdr + 156] = b"        "
+data[hdr + 148:hdr + 155] = b"%06o\0" % sum(data[hdr:hdr + 512]) + b" "
+open(sys.argv[1], "wb").write(bytes(data))
+PY
+bad paxlie.tar "entry"
+
+note "truncated and corrupt archives"
+make whole 'add("dir/", type=tarfile.DIRTYPE); add("dir/big", bytes(range(256)) * 400); add("z", b"1")'
+head -c 40000 whole.tar >cut.tar
+bad cut.tar "cut.tar" "entry 2"
+gzip -n <whole.tar >good.tar.gz
+python3 - good.tar.gz bad.tar.gz <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+for i in range(200, 260):
+    d[i] ^= 0x5A
+open(sys.argv[2], "wb").write(bytes(d))
+PY
+bad bad.tar.gz "bad.tar.gz"
+zstd -q <whole.tar | head -c 200 >cut.tar.zst
+bad cut.tar.zst "cut.tar.zst"
+head -c 10000 /dev/urandom >noise.bin
+bad noise.bin "noise.bin"
+: >empty.tar
+bad empty.tar "empty.tar"
+rc=0
+"$E" mkfs --tar out.img no-such.tar 2>err.txt || rc=$?
+[ $rc -ne 0 ] && grep -q "no-such.tar" err.txt || fail "a missing archive: exit $rc, $(cat err.txt)"
+
+note "an intact archive still builds"
+"$E" mkfs --tar -q ok.img whole.tar || fail "the intact archive failed"
+"$E" fsck -q ok.img || fail "the intact archive's image is not clean"
+echo PASS

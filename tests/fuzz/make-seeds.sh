@@ -5,7 +5,7 @@
 #   make-seeds.sh EROFSKIT OUTDIR [FIXTURES_DIR]
 set -euo pipefail
 tool=$1 out=$2 fixtures=${3:-}
-mkdir -p "$out/image" "$out/codec"
+mkdir -p "$out/image" "$out/codec" "$out/tar"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -46,6 +46,18 @@ for opts in "" "-b 512" "-zlz4" "-zlz4hc -C16384" "-zdeflate" "-zzstd -C65536" \
 	"$tool" mkfs -q -T 0 $opts "$out/image/ours-$n.img" "$src"
 	n=$((n + 1))
 done
+# Archives for the tar target: each dialect, one compressed, one layer
+# with whiteouts.
+for fmt in gnu posix ustar v7; do
+	tar --format=$fmt -C "$src" -cf "$out/tar/$fmt.tar" ./text ./small ./d ./link 2>/dev/null ||
+		tar --format=$fmt -C "$src" -cf "$out/tar/$fmt.tar" ./small ./link
+done
+tar --format=posix --xattrs --sparse -C "$src" -cf - ./sparse ./text | gzip -n >"$out/tar/sparse.tar.gz"
+mkdir -p "$work/layer/dir"
+: >"$work/layer/.wh.gone"
+: >"$work/layer/dir/.wh..wh..opq"
+echo new >"$work/layer/dir/file"
+tar -C "$work/layer" -cf "$out/tar/layer.tar" .
 if [ -n "$fixtures" ] && [ -d "$fixtures" ]; then
 	for img in "$fixtures"/*.img; do
 		[ "$(stat -c %s "$img")" -le $((2 << 20)) ] && cp "$img" "$out/image/"

@@ -24,14 +24,15 @@ if [ -z "$fixtures" ]; then
 fi
 compgen -G "$fixtures/images/*.img" >/dev/null ||
 	{ echo "no fixture images in $fixtures/images" >&2; exit 1; }
-if [ ! -d "$corpus/image" ]; then
+if [ ! -d "$corpus/tar" ]; then
 	bash "$here/make-seeds.sh" "$build/erofskit" "$corpus" "$fixtures/images"
 fi
 mkdir -p "$corpus/check" "$build/findings"
 cp -n "$corpus"/image/* "$corpus/check/" 2>/dev/null || true
-for target in fuzz_image fuzz_check fuzz_extract fuzz_codec; do
+for target in fuzz_image fuzz_check fuzz_extract fuzz_codec fuzz_tar; do
 	case $target in
 	fuzz_codec) dir=$corpus/codec ;;
+	fuzz_tar) dir=$corpus/tar ;;
 	fuzz_check | fuzz_extract) dir=$corpus/check ;;
 	*) dir=$corpus/image ;;
 	esac

@@ -17,14 +17,14 @@ struct check_transcript {
 	size_t len, cap;
 };
 
-static void note_problem(void *ctx, const ek_problem *p)
+static void note_problem(void *ctx, const ek_problem *pr)
 {
 	struct check_transcript *t = ctx;
 	char line[1024];
 	int n = snprintf(line, sizeof(line), "%s nid %" PRIu64 " code %d at %" PRIu64
-			 " image %" PRIu64 " %s: %s\n", p->path ? p->path : "(null)",
-			 (uint64_t)p->nid, p->code, p->offset, p->image_offset,
-			 p->decoder ? p->decoder : "-", p->message);
+			 " image %" PRIu64 " %s: %s\n", pr->path ? pr->path : "(null)",
+			 (uint64_t)pr->nid, pr->code, pr->offset, pr->image_offset,
+			 pr->decoder ? pr->decoder : "-", pr->message);
 	size_t add = n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
 
 	if (t->len + add + 1 > t->cap) {

@@ -118,7 +118,7 @@ for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
 		{ cat "$work/install.log"; fail "$p is not installed"; }
 done
-pass "installed: $(dpkg-query -W -f='${Package} ${Version}, ' "${PKGS[@]}")"
+pass "installed: $(dpkg-query -W -f='${Package} ${Version}  ' "${PKGS[@]}")"
 
 step "erofskit mkfs and fsck on a small tree"
 ek=/usr/bin/erofskit
@@ -187,8 +187,12 @@ flags=$(pkg-config --cflags --libs erofskit) || fail "pkg-config --cflags --libs
 echo "pkg-config --cflags --libs erofskit: $flags"
 # shellcheck disable=SC2086  # flags are words
 cc -Wall -Werror -o "$use/prog" "$use/prog.c" $flags || fail "compiling against the headers"
-ldd "$use/prog" | grep -q 'liberofskit\.so\.0 => /usr/lib/' ||
-	fail "the program is not linked to the packaged liberofskit.so.0"
+lib=$(ldd "$use/prog" | awk '$1 == "liberofskit.so.0" { print $3 }')
+[ -n "$lib" ] || fail "the program is not linked to liberofskit.so.0"
+lib=$(realpath "$lib")
+dpkg -S "$lib" 2>/dev/null | grep -q '^liberofskit0[:]' ||
+	fail "the program uses $lib, not liberofskit0's"
+echo "linked to $lib (liberofskit0)"
 out=$("$use/prog" "$use/img") || fail "the C program"
 echo "$out"
 case "$out" in

@@ -5,11 +5,11 @@
 #
 #     scripts/deb-check.sh
 #
-# The build runs on a copy of the git-tracked files (the committed tree plus
-# the uncommitted changes to tracked files; untracked files are left out)
-# in a temporary directory, so nothing is written into the checkout.  The
-# packages it installs are purged and the temporary directory is removed
-# when it ends, also when a step fails.
+# The build runs on a copy of the files git tracks, as they are in the
+# working tree (uncommitted changes included, untracked files left out), in
+# a temporary directory: nothing is written into the checkout, .git
+# included.  The packages it installs are purged and the temporary
+# directory is removed when it ends, also when a step fails.
 #
 # DEB_JOBS sets the build's parallelism (default 2); KEEP=1 keeps the
 # temporary directory (the packages, build.log, lintian.log).
@@ -71,15 +71,20 @@ pass "dependencies"
 
 step "source: the git-tracked files into a temporary directory"
 command -v git >/dev/null || fail "git is needed to list the tracked files"
-# As root in a checkout of another user; stash create makes a commit.
-git=(git -c safe.directory="$PWD" -c user.name=deb-check -c user.email=deb-check@localhost)
+# As root in a checkout of another user; no optional index refresh.
+git=(git --no-optional-locks -c safe.directory="$PWD")
 "${git[@]}" rev-parse --git-dir >/dev/null 2>&1 || fail "not a git checkout"
 work=$(mktemp -d "${TMPDIR:-/tmp}/erofskit-deb.XXXXXX")
-tree=$("${git[@]}" stash create 2>/dev/null || true)
-"${git[@]}" archive --format=tar --prefix=erofskit/ "${tree:-HEAD}" |
-	tar -xf - -C "$work"
+mkdir "$work/erofskit"
+# Tracked files deleted in the working tree are left out.
+"${git[@]}" ls-files -z | while IFS= read -r -d '' f; do
+	if [ -e "$f" ] || [ -L "$f" ]; then printf '%s\0' "$f"; fi
+done | tar --null -T - -cf - | tar -xf - -C "$work/erofskit"
 [ -x "$work/erofskit/debian/rules" ] || fail "no debian/rules in the tracked files"
-pass "source copied ($("${git[@]}" rev-parse --short HEAD)${tree:+ + uncommitted changes})"
+changed=
+[ -z "$("${git[@]}" status --porcelain --untracked-files=no)" ] ||
+	changed=" + uncommitted changes"
+pass "source copied ($("${git[@]}" rev-parse --short HEAD)$changed)"
 
 step "dpkg-buildpackage -us -uc -b (parallel=${DEB_JOBS:-2})"
 if ! (cd "$work/erofskit" &&

@@ -14,6 +14,8 @@ PACKAGES=(
 )
 [ "${1:-}" = "--bench" ] && PACKAGES+=(fio hyperfine squashfs-tools squashfuse debootstrap clang)
 [ "${1:-}" = "--fuzz" ] && PACKAGES+=(clang libclang-rt-14-dev)
+# scripts/deb-check.sh: build the Debian packages, lintian them.
+[ "${1:-}" = "--deb" ] && PACKAGES+=(dpkg-dev debhelper lintian)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -56,6 +56,14 @@ static void deflate_destroy(void *state)
 	}
 }
 
+/* A non-final stored block starts with a zero byte, which 0padding would
+ * take for padding; its five unused bits may be anything. */
+static void no_leading_zero(uint8_t *out)
+{
+	if (out[0] == 0)
+		out[0] = 0x08;
+}
+
 static int deflate_whole(void *ctx, const uint8_t *in, size_t in_len,
 			 uint8_t *out, size_t out_cap, size_t *out_len)
 {
@@ -64,10 +72,7 @@ static int deflate_whole(void *ctx, const uint8_t *in, size_t in_len,
 
 	if (!n)
 		return -ENOSPC;
-	/* A non-final stored block starts with a zero byte, which 0padding
-	 * would take for padding; its five unused bits may be anything. */
-	if (out[0] == 0)
-		out[0] = 0x08;
+	no_leading_zero(out);
 	*out_len = n;
 	return 0;
 }
@@ -135,10 +140,8 @@ static int deflate_fill(void *state, const uint8_t *in, size_t in_len,
 						  PIECE_BOUND, in, in_len, out, out_cap,
 						  empty_final_block, sizeof(empty_final_block),
 						  consumed, out_len);
-		/* A non-final stored block starts with a zero byte (see
-		 * deflate_whole). */
-		if (!ret && out[0] == 0)
-			out[0] = 0x08;
+		if (!ret)
+			no_leading_zero(out);
 		return ret;
 	}
 	return fixed_output_fill(&e->fit, deflate_whole, e,

@@ -224,10 +224,17 @@ static bool worthwhile(const struct build *b, const struct zfile *f, const struc
 static int fall_back(struct zbuilder *zb, struct zfile *f)
 {
 	struct build *b = zb->b;
-	int ret = writer_discard(b->w, f->first_blk << b->blkszbits,
-				 (b->data_blk - f->first_blk) << b->blkszbits, b->err);
+	int ret = 0;
 
-	b->data_blk = f->first_blk;
+	/* Its own blocks are given back only when they are the last ones
+	 * written (the queue's order sees to that: packed segments wait
+	 * while a file is queued); were anything written after them, they
+	 * would stay, unused, rather than be written over. */
+	if (b->data_blk - f->first_blk == f->own_blocks) {
+		ret = writer_discard(b->w, f->first_blk << b->blkszbits,
+				     f->own_blocks << b->blkszbits, b->err);
+		b->data_blk = f->first_blk;
+	}
 	digtab_free(&f->fresh);
 	if (!ret)
 		ret = data_write_uncompressed(b, f->n);

@@ -19,7 +19,9 @@
 #      against mkfs of the already extracted directory;
 #   3. against tar2sqfs (squashfs-tools-ng) at the same algorithm, level
 #      and block size, both reading the plain .tar;
-#   4. peak RSS of mkfs --tar on an archive BIG times the tree.
+#   4. peak RSS of mkfs --tar on an archive BIG times the tree;
+#   5. --tar=i of the plain .tar against cat TAR > /dev/null (warm), and
+#      the index's size against the tar's.
 # Prints markdown on stdout, progress on stderr.  Needs no root.
 set -euo pipefail
 
@@ -61,7 +63,11 @@ mib() { echo "scale=1; $1 / 1048576" | bc; }
 check() { "$EROFSKIT" fsck -q "$1" || die "$1 is not clean"; }
 
 say "archives of $TREE"
-tar -C "$TREE" --xattrs --acls -cf "$WORK/root.tar" .
+# Sorted by name, as layer tools write them (Go's archive/tar walks in
+# lexical order): a readdir-ordered archive packs other neighbours together
+# in the packed inode (zstd,15 on rootfs: 1.9% bigger than the directory's
+# image, against 0.1% sorted).
+tar -C "$TREE" --sort=name --xattrs --acls -cf "$WORK/root.tar" .
 gzip -n -6 <"$WORK/root.tar" >"$WORK/root.tar.gz"
 zstd -q -3 <"$WORK/root.tar" >"$WORK/root.tar.zst"
 rm -rf "$WORK/x" && mkdir "$WORK/x" && tar -C "$WORK/x" --xattrs --acls -xf "$WORK/root.tar"
@@ -124,7 +130,7 @@ echo
 say "4. peak memory on an archive $BIG times the tree"
 rm -f "$WORK/big.tar"
 for i in $(seq "$BIG"); do
-	tar -C "$TREE" --transform "s,^\\.,copy$i," -rf "$WORK/big.tar" .
+	tar -C "$TREE" --sort=name --transform "s,^\\.,copy$i," -rf "$WORK/big.tar" .
 done
 /usr/bin/time -f %M -o "$WORK/rss" "$EROFSKIT" mkfs --tar -q -zlz4hc -C131072 \
 	"$WORK/big.img" - <"$WORK/big.tar" || die "mkfs --tar of the big archive failed"
@@ -132,3 +138,19 @@ check "$WORK/big.img"
 echo "| archive | peak RSS of mkfs --tar -zlz4hc (stdin) |"
 echo "|---|---|"
 echo "| $(mib "$(size "$WORK/big.tar")") MiB ($BIG copies) | $(( $(cat "$WORK/rss") / 1024 )) MiB |"
+echo
+
+say "5. --tar=i against cat"
+rm -f "$WORK"/i*.s
+for _ in $(seq "$REPS"); do
+	timed "$WORK/i1.s" "$EROFSKIT" mkfs --tar=i -q "$WORK/i.img" "$WORK/root.tar"
+	timed "$WORK/i2.s" bash -c "cat '$WORK/root.tar' >/dev/null"
+done
+cat "$WORK/i.img" "$WORK/root.tar" >"$WORK/i-whole.img"
+check "$WORK/i-whole.img"
+a=$(median <"$WORK/i1.s") b=$(median <"$WORK/i2.s")
+echo "| --tar=i | s | bytes |"
+echo "|---|---|---|"
+echo "| mkfs --tar=i root.tar | $a | index $(size "$WORK/i.img") ($(echo "scale=2; 100 * $(size "$WORK/i.img") / $(size "$WORK/root.tar")" | bc)% of the tar) |"
+echo "| cat root.tar > /dev/null | $b | |"
+echo "| ratio | $(echo "scale=2; $a / $b" | bc)x | |"

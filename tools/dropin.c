@@ -121,8 +121,7 @@ static int mkfs_xattr_limit(struct translation *t, const char *value)
 
 static int mkfs_tar(struct translation *t, const char *value)
 {
-	/* --tar alone is --tar=f upstream; erofskit's mkfs names what it
-	 * does not write (=i) itself. */
+	/* --tar alone is --tar=f upstream. */
 	if (!value || !strcmp(value, "f"))
 		return push(t, "--tar");
 	if (!strcmp(value, "i"))
@@ -169,9 +168,8 @@ static const struct row mkfs_rows[] = {
 	{ "--sort", VALUE, SPECIAL, NULL, mkfs_sort, "--sort=none|path",
 	  "taken: erofskit's order is fixed (tar data order upstream)" },
 	{ "-d", VALUE, ACCEPT, NULL, NULL, "-d N", "debug level: ignored (messages only)" },
-	{ "--tar", OPTIONAL_VALUE, SPECIAL, NULL, mkfs_tar, "--tar[=f]",
-	  "SOURCE is a tar archive (standard input when omitted); --tar=i is not\n"
-	  "                         supported yet" },
+	{ "--tar", OPTIONAL_VALUE, SPECIAL, NULL, mkfs_tar, "--tar[=f|i]",
+	  "SOURCE is a tar archive (standard input when omitted); =i: index it" },
 	{ "--aufs", NO_VALUE, PASS, "--aufs", NULL, NULL, "with --tar: .wh. entries become overlayfs whiteouts" },
 	{ "-V", NO_VALUE, VERSION, NULL, NULL, "-V, --version", "print the version" },
 	{ "--version", NO_VALUE, VERSION, NULL, NULL, NULL, NULL },

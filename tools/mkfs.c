@@ -53,7 +53,10 @@ static void usage(FILE *f)
 "  --no-xattr-filter     do not write the xattr bloom filter\n"
 "  --no-sparse-chunks    store sparse files flat (holes as zero blocks)\n"
 "  --tar                 the source is a tar archive, read as a stream;\n"
-"                        its data is copied into the image (also --tar=f)\n"
+"                        its data is copied into the image (also --tar=f);\n"
+"                        with =i, index mode: the image holds the metadata\n"
+"                        only and points into the (uncompressed) tar, to be\n"
+"                        appended to it: cat IMAGE TAR mounts (512-byte blocks)\n"
 "  --aufs                with --tar: .wh.NAME entries become overlayfs\n"
 "                        whiteouts, .wh..wh..opq makes a directory opaque\n"
 "  --json                the summary as JSON on standard output (inodes,\n"
@@ -252,7 +255,7 @@ int cmd_mkfs(int argc, char **argv)
 	ek_build_options o;
 	ek_build_stats stats;
 	struct cli_progress prog;
-	bool quiet = false, json = false, tar = false, to_stdout;
+	bool quiet = false, json = false, tar = false, block_size_set = false, to_stdout;
 	const char *sde, *image, *source;
 	ek_error err;
 	uint64_t v;
@@ -269,6 +272,7 @@ int cmd_mkfs(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			o.block_size = (uint32_t)v;
+			block_size_set = true;
 			break;
 		case 'z':
 			if (ek_parse_compressor(optarg, &o, &err)) {
@@ -352,14 +356,12 @@ int cmd_mkfs(int argc, char **argv)
 			json = true;
 			break;
 		case OPT_TAR:
-			if (optarg && !strcmp(optarg, "i")) {
-				cli_error(CMD, "--tar=i (an index of a tar appended to the image) is not supported yet; --tar=f copies the data in");
+			if (optarg && strcmp(optarg, "f") && strcmp(optarg, "i")) {
+				cli_error(CMD, "--tar=%s: the modes are f (copy the data in) and i (index the tar)",
+					  optarg);
 				return EXIT_USAGE;
 			}
-			if (optarg && strcmp(optarg, "f")) {
-				cli_error(CMD, "--tar=%s: f (copy the data in) is the mode erofskit writes", optarg);
-				return EXIT_USAGE;
-			}
+			o.tar_index = optarg && !strcmp(optarg, "i");
 			tar = true;
 			break;
 		case OPT_AUFS:
@@ -382,6 +384,8 @@ int cmd_mkfs(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (o.tar_index && !block_size_set)
+		o.block_size = 512;     /* tar's own */
 	if (o.aufs && !tar) {
 		cli_error(CMD, "--aufs needs --tar");
 		return EXIT_USAGE;

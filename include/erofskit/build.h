@@ -108,6 +108,11 @@ typedef struct ek_build_options {
 	 * character devices) and ".wh..wh..opq" makes its directory opaque
 	 * (trusted.overlay.opaque=y), as container layers mean them */
 	bool aufs;
+	/* tar input, index mode (mkfs.erofs --tar=i): the image holds the
+	 * metadata only, its files' data points into the tar, which is to be
+	 * appended to the image as it is (an uncompressed tar; 512-byte
+	 * blocks; no compression) */
+	bool tar_index;
 
 	ek_progress_fn progress;
 	void *progress_ctx;

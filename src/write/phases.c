@@ -100,10 +100,30 @@ int build_open_image(struct build *b, const char *image_path)
 	return ret;
 }
 
+/* Tar index mode: the tar follows the image, so its files' data sits at
+ * the image's end plus their offsets in the tar (512-byte blocks). */
+static int place_indexed(struct build *b)
+{
+	struct tnode *n;
+
+	for (n = b->tree.first; n; n = n->next) {
+		if (!n->indexed)
+			continue;
+		n->startblk = b->end_blk + (n->tar_off >> b->blkszbits);
+		n->nblocks = div_round_up_u64(n->size, b->blksz);
+		if (n->nblocks && n->startblk + n->nblocks > UINT32_MAX)
+			return err_fail(b->err, -EFBIG, "%s: past 2^32 blocks of %u bytes",
+				       n->src_path, b->blksz);
+	}
+	return 0;
+}
+
 int build_close_image(struct build *b)
 {
 	int ret = layout_metadata(b);
 
+	if (!ret && b->o.tar_index)
+		ret = place_indexed(b);
 	if (!ret)
 		ret = write_metadata(b);
 	if (!ret) {

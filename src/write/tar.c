@@ -72,6 +72,8 @@ struct tar_reader {
 	size_t nopaque, cap_opaque;
 	uint64_t spool_end;
 	bool epoch_set;
+	struct tnode *unplaced;      /* index mode: the file whose data's
+	                                offset the next header tells */
 };
 
 /* ------------------------------------------------------------ messages */
@@ -482,7 +484,17 @@ static int make_node(struct tar_reader *r, struct archive_entry *e, uint32_t typ
 		n->src_path = strdup(r->entry_path);
 		if (!n->src_path)
 			return err_fail(r->b->err, -ENOMEM, "out of memory");
-		return spool_data(r, n);
+		if (!r->b->o.tar_index)
+			return spool_data(r, n);
+		/* Its data stays in the tar: in one piece, where the next
+		 * header's position says (index_previous). */
+		if (archive_entry_sparse_count(e) > 0)
+			return entry_fail(r, -EUCLEAN, "a sparse file cannot be indexed (its data "
+					  "is not one run in the tar): use --tar=f");
+		n->indexed = true;
+		n->layout = EROFS_LAYOUT_FLAT_PLAIN;
+		r->unplaced = n;
+		return 0;
 	case S_IFLNK: {
 		const char *target = archive_entry_symlink(e);
 		size_t len = target ? strlen(target) : 0;
@@ -661,7 +673,7 @@ static int add_named(struct tar_reader *r, struct archive_entry *e, const char *
 		n->parent = parent;
 	if (!ret)
 		ret = name_add(r, parent, name, strlen(name), n);
-	if (!ret && (type == S_IFREG || type == S_IFLNK))
+	if (!ret && (type == S_IFLNK || (type == S_IFREG && !n->indexed)))
 		ret = write_node(r, n);
 	return ret;
 }
@@ -809,7 +821,8 @@ static int finish_tree(struct tar_reader *r)
 	/* What has no data: its form may still change (a directory's links,
 	 * its xattrs from a later entry). */
 	for (n = b->tree.first; n && !ret; n = n->next) {
-		if (S_ISREG(n->mode) || S_ISLNK(n->mode) || n == b->packed_inode)
+		if ((S_ISREG(n->mode) && !n->indexed) || S_ISLNK(n->mode) ||
+		    n == b->packed_inode)
 			continue;
 		ret = plan_node_xattrs(b, n);
 		choose_inode_form(b, n);
@@ -877,6 +890,23 @@ static void reader_free(struct tar_reader *r)
 	free(r->opaque);
 }
 
+/* Index mode: the file before this header has its data right before it,
+ * padded to 512 bytes. */
+static int index_previous(struct tar_reader *r)
+{
+	struct tnode *n = r->unplaced;
+	int64_t next = archive_read_header_position(r->a);
+	uint64_t padded = (n ? n->size + 511 : 0) / 512 * 512;
+
+	if (!n)
+		return 0;
+	r->unplaced = NULL;
+	if (next < 0 || (uint64_t)next < padded)
+		return entry_fail(r, -EUCLEAN, "its data is not where an indexed tar keeps it");
+	n->tar_off = (uint64_t)next - padded;
+	return 0;
+}
+
 static int read_entries(struct tar_reader *r)
 {
 	struct archive_entry *e;
@@ -886,18 +916,23 @@ static int read_entries(struct tar_reader *r)
 		int got = archive_read_next_header(r->a, &e);
 
 		if (got == ARCHIVE_EOF)
-			break;
+			return index_previous(r) ? -EUCLEAN : r->entry_no ? 0 :
+			       err_fail(r->b->err, -EUCLEAN, "%s: an empty archive", r->source);
+		ret = index_previous(r);
+		if (ret)
+			return ret;
 		r->entry_no++;
 		r->entry_path = NULL;
 		if (got < ARCHIVE_WARN)
 			return archive_fail(r, r->entry_no == 1 ? "not a tar archive" : "reading its header");
+		if (r->b->o.tar_index && r->entry_no == 1 && archive_filter_count(r->a) > 1)
+			return entry_fail(r, -EUCLEAN, "--tar=i indexes a tar as it is, and this one "
+					  "is compressed (%s): decompress it first, or use --tar=f",
+					  archive_filter_name(r->a, 0));
 		ret = add_entry(r, e);
 		if (ret)
 			return ret;
 	}
-	if (!r->entry_no)
-		return err_fail(r->b->err, -EUCLEAN, "%s: an empty archive", r->source);
-	return 0;
 }
 
 int ek_build_tar(const char *image_path, const char *tar_path,
@@ -907,7 +942,7 @@ int ek_build_tar(const char *image_path, const char *tar_path,
 	struct build b;
 	ek_build_stats local;
 	struct tnode *root;
-	int ret;
+	int ret = 0;
 
 	memset(&b, 0, sizeof(b));
 	memset(&r, 0, sizeof(r));
@@ -918,7 +953,11 @@ int ek_build_tar(const char *image_path, const char *tar_path,
 	r.source = tar_path ? tar_path : "standard input";
 	b.source = r.source;
 	b.no_shared_xattrs = true;
-	ret = build_check_options(&b);
+	if (b.o.tar_index && (b.o.compressor != EK_COMPRESS_NONE || b.o.block_size != 512))
+		ret = err_fail(err, -EINVAL, "--tar=i stores no data of its own: it takes "
+			       "512-byte blocks and no compression");
+	if (!ret)
+		ret = build_check_options(&b);
 	if (!ret)
 		ret = zbuild_setup(&b);
 	if (ret)

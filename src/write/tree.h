@@ -57,6 +57,8 @@ struct tnode {
 	                              (spooled: its name in the archive) */
 	bool spooled;              /* data in the build's spool file ... */
 	uint64_t spool_off;        /* ... from here */
+	bool indexed;              /* data in the tar appended to the image ... */
+	uint64_t tar_off;          /* ... from here (tar index mode) */
 	char *symlink;             /* symlink target */
 	bool has_holes;            /* source file is sparse */
 

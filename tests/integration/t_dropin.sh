@@ -2,9 +2,8 @@
 # (BUILD/dropin/*, symlinks) takes erofs-utils' spellings of the options it
 # implements and gives the same result as erofskit's own spellings:
 # containerd's mkfs command lines (a directory, and verbatim with a tar on
-# stdin) build byte-identical images, --extract=DIR the same tree, --path=P
-# the same dump.  Every other option exits 2 naming it (--tar=i "not
-# supported yet"); -V
+# stdin, also --tar=i) build byte-identical images, --extract=DIR the same
+# tree, --path=P the same dump.  Every other option exits 2 naming it; -V
 # prints the version.  Last, EROFSKIT_INSTALL_DROPIN_LINKS=ON installs the
 # links (into a DESTDIR, the 'dropin' component alone: no build needed).
 . "$(dirname "$0")/lib.sh"
@@ -162,7 +161,6 @@ refused "'-p'" "$MKFS" -Enoinline_data -T0 -p out.img "$S"
 refused "'--quiet'" "$MKFS" --quiet=1 out.img "$S"
 refused "--sort=tar" "$MKFS" --sort=tar out.img "$S"
 refused "legacy-compress" "$MKFS" -Elegacy-compress out.img "$S"  # erofskit's own message
-refused "--tar=i" "$MKFS" --tar=i --aufs --quiet out.img </dev/null
 refused "--tar=x" "$MKFS" --tar=x out.img </dev/null
 refused "--aufs needs --tar" "$MKFS" --aufs out.img "$S"
 
@@ -184,6 +182,16 @@ done <<EOF2
 --tar=f --aufs --quiet -Enoinline_data -T0 --mkfs-time --sort=none -U $UUID|--tar --aufs -q -E noinline_data -T 0 --mkfs-time -U $UUID
 EOF2
 [ "$(sb_field layer.erofs uuid)" = "$UUID" ] || fail "-U $UUID: the layer's UUID is $(sb_field layer.erofs uuid)"
+# the index mode line: then the tar is appended, and the one file mounts
+rm -f layer.erofs
+"$MKFS" --tar=i --aufs --quiet -U "$UUID" layer.erofs <layer.tar >mkfs.out 2>mkfs.err ||
+	{ cat mkfs.err >&2; fail "mkfs.erofs --tar=i failed"; }
+[ ! -s mkfs.out ] && [ ! -s mkfs.err ] || fail "mkfs.erofs --tar=i --quiet printed something"
+"$E" mkfs --tar=i --aufs -q -U "$UUID" ref.erofs layer.tar || fail "erofskit mkfs --tar=i failed"
+cmp layer.erofs ref.erofs || fail "mkfs.erofs --tar=i: not erofskit's image"
+cat layer.tar >>layer.erofs
+"$E" fsck -q --extract ix-out layer.erofs || fail "the indexed layer with its tar is not clean"
+diff -r --no-dereference -x char -x fifo "$S" ix-out >&2 || fail "the indexed layer does not hold the tar's tree"
 for opt in -p --device=/dev/null --no-sbcrc --no-preserve --no-preserve-perms --extract-xattrs; do
 	refused "'${opt%%=*}'" "$FSCK" "$opt" image.img
 done

@@ -119,6 +119,36 @@ check gnu-posix.tar "-zlz4hc -Efragments,dedupe" -zlz4hc -Efragments,dedupe
 check gnu-posix.tar "-zzstd -Eztailpacking" -zzstd -C16384 -Eztailpacking
 check gnu-gnu.tar "-Enoinline_data -b 512" -Enoinline_data -b 512
 
+note "--tar=i: the image indexes the tar appended to it"
+# (no sparse files: their data is not one run in the tar)
+mkdir -p nosparse && tar -C src --exclude=./sparse -cf - . | tar -C nosparse -xpf -
+for fmt in gnu posix; do
+	tar --format=$fmt --xattrs --xattrs-include='*' --acls -C nosparse -cf "ix-$fmt.tar" .
+	rm -f ix.img
+	"$E" mkfs --tar=i -q ix.img - <"ix-$fmt.tar" || fail "mkfs --tar=i of a $fmt tar failed"
+	meta=$(stat -c %s ix.img) tarsize=$(stat -c %s "ix-$fmt.tar")
+	[ $((meta * 100)) -lt $((tarsize * 3)) ] ||
+		fail "--tar=i: the index is $meta bytes for a $tarsize-byte tar (3% or more)"
+	cat ix.img "ix-$fmt.tar" >ix-whole.img
+	echo "   $fmt: index $meta bytes for a $tarsize-byte tar"
+	"$E" fsck -q ix-whole.img || fail "fsck of the indexed image ($fmt) failed"
+	expected want "ix-$fmt.tar"
+	kmount ix-whole.img mnt
+	manifest mnt got.json
+	manifest want want.json
+	kumount mnt
+	same_manifest want.json got.json "--tar=i ($fmt)"
+done
+rc=0
+"$E" mkfs --tar=i -q ix.img c.tar.z 2>ix.err || rc=$?
+[ $rc -eq 1 ] && grep -q "compressed" ix.err || fail "--tar=i of a compressed tar: exit $rc, $(cat ix.err)"
+rc=0
+"$E" mkfs --tar=i -q ix.img gnu-gnu.tar 2>ix.err || rc=$?
+[ $rc -eq 1 ] && grep -q "sparse" ix.err || fail "--tar=i of a sparse file: exit $rc, $(cat ix.err)"
+rc=0
+"$E" mkfs --tar=i -zlz4 -q ix.img ix-gnu.tar 2>ix.err || rc=$?
+[ $rc -eq 2 ] && grep -q "no compression" ix.err || fail "--tar=i -zlz4: exit $rc, $(cat ix.err)"
+
 note "reproducible: the same archive gives the same image"
 "$E" mkfs --tar -q -zlz4hc -T0 r1.img gnu-posix.tar
 "$E" mkfs --tar -q -zlz4hc -T0 --workers 1 r2.img - <gnu-posix.tar

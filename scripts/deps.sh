@@ -8,7 +8,7 @@ PACKAGES=(
 	cmake make gcc pkg-config python3
 	liblz4-dev libzstd-dev liblzma-dev libdeflate-dev libisal-dev
 	libxxhash-dev zlib1g-dev liburing-dev libfuse3-dev fuse3
-	libssl-dev libcmocka-dev libarchive-dev libarchive-tools zstd lz4 xz-utils bzip2
+	libssl-dev libcmocka-dev libarchive-dev libjansson-dev umoci libarchive-tools zstd lz4 xz-utils bzip2
 	libacl1-dev nettle-dev libxml2-dev libbz2-dev
 	scdoc man-db groff-base
 	erofs-utils acl attr e2fsprogs util-linux kmod strace

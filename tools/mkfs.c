@@ -1,4 +1,4 @@
-/* erofskit mkfs: build an image from a directory. */
+/* erofskit mkfs: build an image from a directory, a tar or an OCI image layout. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,9 +17,13 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: erofskit mkfs [options] IMAGE SOURCE_DIR\n"
 "       erofskit mkfs --tar [options] IMAGE [TARBALL|-]\n"
+"       erofskit mkfs --oci DIR[:TAG] [options] IMAGE\n"
+"       erofskit mkfs --oci DIR[:TAG] --oci-layers OUTDIR [options]\n"
 "\n"
-"Build the EROFS image IMAGE from the directory SOURCE_DIR, or from a tar\n"
-"archive (any tar dialect, compressed or not; standard input by default).\n"
+"Build the EROFS image IMAGE from the directory SOURCE_DIR, from a tar\n"
+"archive (any tar dialect, compressed or not; standard input by default),\n"
+"or from an OCI image layout (its layers applied in order, whiteouts and\n"
+"all, into the one filesystem a container would see).\n"
 "The image is written to a temporary file beside IMAGE and renamed only on\n"
 "success.  IMAGE '-' writes it to standard output (built in $TMPDIR first).\n"
 "\n"
@@ -59,6 +63,12 @@ static void usage(FILE *f)
 "                        appended to it: cat IMAGE TAR mounts (512-byte blocks)\n"
 "  --aufs                with --tar: .wh.NAME entries become overlayfs\n"
 "                        whiteouts, .wh..wh..opq makes a directory opaque\n"
+"  --oci DIR[:TAG]       the source is the OCI image layout DIR (the image\n"
+"                        tagged TAG, or its only one); every blob's digest\n"
+"                        and size are checked\n"
+"  --oci-layers OUTDIR   with --oci: one image per layer instead, named\n"
+"                        NNN-DIGEST.erofs from 001 at the bottom, whiteouts\n"
+"                        kept as with --aufs, for overlayfs to stack\n"
 "  --json                the summary as JSON on standard output (inodes,\n"
 "                        bytes in and out, files per layout, time)\n"
 "  -q, --quiet           no summary\n"
@@ -70,7 +80,9 @@ static void usage(FILE *f)
 "examples:\n"
 "  erofskit mkfs root.erofs rootfs/\n"
 "  erofskit mkfs -zlz4hc,12 -C65536 -T0 --all-root root.erofs rootfs/\n"
-"  erofskit mkfs -zdeflate,level=9 -C65536 img.erofs dir/\n");
+"  erofskit mkfs -zdeflate,level=9 -C65536 img.erofs dir/\n"
+"  erofskit mkfs --tar -zlz4hc layer.erofs layer.tar.gz\n"
+"  erofskit mkfs --oci ./layout:latest -zlz4hc root.erofs\n");
 }
 
 static int hexval(int c)
@@ -110,7 +122,7 @@ static void progress(void *ctx, const ek_build_progress *p)
 enum {
 	OPT_WORKERS = 256, OPT_MKFS_TIME, OPT_ALL_ROOT, OPT_FORCE_UID,
 	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_NO_SPARSE, OPT_JSON,
-	OPT_TAR, OPT_AUFS,
+	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS,
 };
 
 /*
@@ -203,12 +215,38 @@ fail:
 	return err->code;
 }
 
+/* What the image is built from. */
+enum source_kind { FROM_DIR, FROM_TAR, FROM_OCI };
+
+static int build_from(enum source_kind kind, const char *image, const char *source,
+		      const ek_build_options *o, ek_build_stats *stats, ek_error *err)
+{
+	switch (kind) {
+	case FROM_TAR:
+		return ek_build_tar(image, source, o, stats, err);
+	case FROM_OCI:
+		return ek_build_oci(image, source, o, stats, err);
+	default:
+		return ek_build(image, source, o, stats, err);
+	}
+}
+
+static void layer_done(void *ctx, size_t index, size_t count, const char *image,
+		       const ek_build_stats *st)
+{
+	const bool *quiet = ctx;
+
+	if (!*quiet)
+		printf("layer %zu of %zu: %s (%llu inodes, %llu bytes)\n", index + 1, count, image,
+		       (unsigned long long)st->files, (unsigned long long)st->image_bytes);
+}
+
 /*
  * IMAGE '-': build into a private directory of $TMPDIR (ek_build writes
  * beside its target and renames), then stream the image out.  Nothing is
  * written to standard output unless the whole build succeeded.
  */
-static int build_to_stdout(const char *source, bool tar, const ek_build_options *o,
+static int build_to_stdout(enum source_kind kind, const char *source, const ek_build_options *o,
 			   ek_build_stats *stats, ek_error *err)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -225,8 +263,7 @@ static int build_to_stdout(const char *source, bool tar, const ek_build_options 
 		return err->code;
 	}
 	snprintf(image, sizeof(image), "%s/image", dir);
-	ret = tar ? ek_build_tar(image, source, o, stats, err)
-		  : ek_build(image, source, o, stats, err);
+	ret = build_from(kind, image, source, o, stats, err);
 	if (!ret)
 		ret = copy_to_stdout(image, err);
 	unlink(image);
@@ -248,6 +285,8 @@ int cmd_mkfs(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "tar", optional_argument, NULL, OPT_TAR },
 		{ "aufs", no_argument, NULL, OPT_AUFS },
+		{ "oci", required_argument, NULL, OPT_OCI },
+		{ "oci-layers", required_argument, NULL, OPT_OCI_LAYERS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -256,7 +295,8 @@ int cmd_mkfs(int argc, char **argv)
 	ek_build_stats stats;
 	struct cli_progress prog;
 	bool quiet = false, json = false, tar = false, block_size_set = false, to_stdout;
-	const char *sde, *image, *source;
+	const char *sde, *image, *source, *oci = NULL, *oci_layers = NULL;
+	enum source_kind kind;
 	ek_error err;
 	uint64_t v;
 	int64_t iv;
@@ -367,6 +407,12 @@ int cmd_mkfs(int argc, char **argv)
 		case OPT_AUFS:
 			o.aufs = true;
 			break;
+		case OPT_OCI:
+			oci = optarg;
+			break;
+		case OPT_OCI_LAYERS:
+			oci_layers = optarg;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -378,8 +424,20 @@ int cmd_mkfs(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (tar ? argc - optind < 1 || argc - optind > 2 : argc - optind != 2) {
-		cli_error(CMD, tar ? "expected IMAGE and at most one TARBALL" :
+	if (oci && tar) {
+		cli_error(CMD, "--oci and --tar: the source is one or the other");
+		return EXIT_USAGE;
+	}
+	if (oci_layers && !oci) {
+		cli_error(CMD, "--oci-layers needs --oci");
+		return EXIT_USAGE;
+	}
+	if (oci_layers ? argc != optind :
+	    oci ? argc - optind != 1 :
+	    tar ? argc - optind < 1 || argc - optind > 2 : argc - optind != 2) {
+		cli_error(CMD, oci_layers ? "--oci-layers writes into OUTDIR: no IMAGE" :
+			       oci ? "expected IMAGE (the source is --oci's)" :
+			       tar ? "expected IMAGE and at most one TARBALL" :
 				     "expected IMAGE and SOURCE_DIR");
 		usage(stderr);
 		return EXIT_USAGE;
@@ -387,7 +445,8 @@ int cmd_mkfs(int argc, char **argv)
 	if (o.tar_index && !block_size_set)
 		o.block_size = 512;     /* tar's own */
 	if (o.aufs && !tar) {
-		cli_error(CMD, "--aufs needs --tar");
+		cli_error(CMD, oci ? "--aufs needs --tar (--oci applies the whiteouts; "
+			       "--oci-layers keeps them)" : "--aufs needs --tar");
 		return EXIT_USAGE;
 	}
 	sde = getenv("SOURCE_DATE_EPOCH");
@@ -399,14 +458,21 @@ int cmd_mkfs(int argc, char **argv)
 		o.timestamp = iv;
 		o.clamp_mtime = true;
 	}
+	kind = oci ? FROM_OCI : tar ? FROM_TAR : FROM_DIR;
+	if (oci_layers) {
+		ret = ek_build_oci_layers(oci_layers, oci, &o, layer_done, &quiet, &err);
+		if (ret)
+			cli_error(CMD, "%s", err.message);
+		return !ret ? EXIT_OK : ek_is_image_error(ret) ? EXIT_CORRUPT : EXIT_USAGE;
+	}
 	image = argv[optind];
-	source = optind + 1 < argc ? argv[optind + 1] : "-";
+	source = oci ? oci : optind + 1 < argc ? argv[optind + 1] : "-";
 	to_stdout = !strcmp(image, "-");
 	if (to_stdout && tar && !strcmp(source, "-")) {
 		cli_error(CMD, "IMAGE '-' and a tar on standard input: one of them must be a file");
 		return EXIT_USAGE;
 	}
-	if (!tar && !strcmp(source, "-")) {
+	if (kind == FROM_DIR && !strcmp(source, "-")) {
 		cli_error(CMD, "SOURCE '-' (a tar on standard input) needs --tar");
 		return EXIT_USAGE;
 	}
@@ -422,16 +488,15 @@ int cmd_mkfs(int argc, char **argv)
 	cli_progress_init(&prog, "mkfs");
 	o.progress = progress;
 	o.progress_ctx = &prog;
-	ret = to_stdout ? build_to_stdout(source, tar, &o, &stats, &err)
-			: tar ? ek_build_tar(image, source, &o, &stats, &err)
-			: ek_build(image, source, &o, &stats, &err);
+	ret = to_stdout ? build_to_stdout(kind, source, &o, &stats, &err)
+			: build_from(kind, image, source, &o, &stats, &err);
 	if (ret) {
 		cli_progress_done(&prog);
 		cli_error(CMD, "%s", err.message);
 		if (json)
 			print_json(image, &stats, err.message);
 		/* A bad archive is bad input, like a corrupt image to fsck. */
-		return tar && ek_is_image_error(ret) ? EXIT_CORRUPT : EXIT_USAGE;
+		return kind != FROM_DIR && ek_is_image_error(ret) ? EXIT_CORRUPT : EXIT_USAGE;
 	}
 	cli_progress_done(&prog);
 	if (json)

@@ -159,6 +159,37 @@ EK_API int ek_build_tar(const char *image_path, const char *tar_path,
 			const ek_build_options *opts, ek_build_stats *stats,
 			ek_error *err);
 
+/*
+ * Build `image_path` from an OCI image layout (the OCI image-layout
+ * specification): `layout` is "DIR" or "DIR:TAG", TAG the manifest's
+ * org.opencontainers.image.ref.name; without one the layout must hold one
+ * image (an image index picks this machine's platform).  Its layers
+ * (tar, tar+gzip, tar+zstd) are applied in order into one tree, their
+ * whiteouts deleting what the layers below hold, as a container runtime
+ * unpacks them; owners stay the layers' numbers.  Every blob is checked
+ * against its descriptor's sha256 digest and size (-EUCLEAN naming the
+ * blob, no image left).  Options as ek_build_tar's.
+ */
+EK_API int ek_build_oci(const char *image_path, const char *layout,
+			const ek_build_options *opts, ek_build_stats *stats,
+			ek_error *err);
+
+/* After each image ek_build_oci_layers writes (index from 0 of count). */
+typedef void (*ek_layer_done_fn)(void *ctx, size_t index, size_t count,
+				 const char *image_path, const ek_build_stats *stats);
+
+/*
+ * One image per layer of an OCI image layout, for overlayfs to stack (the
+ * first at the bottom): out_dir/NNN-HEX.erofs, NNN counting from 001, HEX
+ * the layer blob's sha256.  Each is built as ek_build_tar builds with
+ * opts->aufs set: whiteouts stay, as overlayfs whiteouts and opaque
+ * directories.  out_dir is made when missing.  On failure the images
+ * already written are removed.
+ */
+EK_API int ek_build_oci_layers(const char *out_dir, const char *layout,
+			       const ek_build_options *opts, ek_layer_done_fn done,
+			       void *ctx, ek_error *err);
+
 /* Parse a compressor spec as mkfs.erofs takes it: "lz4", "lz4hc,9",
  * "deflate,level=9", "zstd,level=15", "lzma,level=109,dictsize=65536". */
 EK_API int ek_parse_compressor(const char *spec, ek_build_options *o, ek_error *err);

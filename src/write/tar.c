@@ -35,6 +35,7 @@
 #include "write/dedupe.h"
 #include "write/internal.h"
 #include "write/source.h"
+#include "write/tar.h"
 #include "write/tar_acl.h"
 
 #define WHITEOUT_PREFIX ".wh."
@@ -46,6 +47,13 @@ struct tar_name {
 	struct tnode *parent, *child;
 	char *name;                 /* NULL once removed */
 	uint32_t hash;
+	uint32_t layer;             /* the layer that last named it */
+};
+
+/* Flattening: a .wh.NAME seen in the current layer, applied at its end. */
+struct whiteout {
+	struct tnode *dir;
+	char *name;
 };
 
 /* A hard link whose target had not arrived yet. */
@@ -70,6 +78,14 @@ struct tar_reader {
 	size_t nlinks, cap_links;
 	struct tnode **opaque;      /* directories a .wh..wh..opq marks */
 	size_t nopaque, cap_opaque;
+	/* Flattening layers (OCI): whiteouts delete what the layers below
+	 * hold instead of being recorded for overlayfs. */
+	bool flatten;
+	uint32_t layer;             /* 0-based, of the archive being read */
+	struct whiteout *whiteouts; /* the current layer's */
+	size_t nwhiteouts, cap_whiteouts;
+	struct verified_stream *stream;   /* a blob being checked, or NULL */
+	bool may_be_empty;
 	uint64_t spool_end;
 	bool epoch_set;
 	struct tnode *unplaced;      /* index mode: the file whose data's
@@ -103,6 +119,24 @@ static int archive_fail(struct tar_reader *r, const char *doing)
 		return entry_fail(r, -EUCLEAN, "%s: %s", doing, why ? why : "unknown error");
 	return err_fail(r->b->err, -EUCLEAN, "%s: %s: %s", r->source, doing,
 			why ? why : "unknown error");
+}
+
+/* Room for one more element in a doubling array of *cap (n used): the
+ * array, moved or not; NULL (and the error set) when memory ran out. */
+static void *grow(struct tar_reader *r, void *v, size_t *cap, size_t n, size_t elem)
+{
+	size_t want = *cap ? *cap * 2 : 16;
+	void *grown;
+
+	if (n < *cap)
+		return v;
+	grown = realloc(v, want * elem);
+	if (!grown) {
+		err_fail(r->b->err, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	*cap = want;
+	return grown;
 }
 
 /* ------------------------------------------------------------ names */
@@ -182,16 +216,12 @@ static int name_add(struct tar_reader *r, struct tnode *parent, const char *name
 		    size_t len, struct tnode *child)
 {
 	struct tar_name *e;
+	void *grown;
 
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 1024;
-		struct tar_name *grown = realloc(r->v, cap * sizeof(*grown));
-
-		if (!grown)
-			return err_fail(r->b->err, -ENOMEM, "out of memory");
-		r->v = grown;
-		r->cap = cap;
-	}
+	grown = grow(r, r->v, &r->cap, r->n, sizeof(*r->v));
+	if (!grown)
+		return -ENOMEM;
+	r->v = grown;
 	if ((r->used_slots + 1) * 2 > r->nslots && grow_slots(r))
 		return err_fail(r->b->err, -ENOMEM, "out of memory");
 	e = &r->v[r->n];
@@ -201,10 +231,22 @@ static int name_add(struct tar_reader *r, struct tnode *parent, const char *name
 	e->parent = parent;
 	e->child = child;
 	e->hash = name_hash(parent, name, len);
+	e->layer = r->layer;
 	place(r, r->n++);
 	r->used_slots++;
 	child->nlink++;
 	return 0;
+}
+
+/* Unlink one name; true when its inode has no name left. */
+static bool name_unlink(struct tar_reader *r, struct tar_name *e)
+{
+	size_t *slot = find_slot(r, e->parent, e->name, strlen(e->name), e->hash);
+
+	*slot = 1;
+	free(e->name);
+	e->name = NULL;
+	return --e->child->nlink == 0;
 }
 
 /* Unlink one name; an inode left without names (a directory with all of
@@ -212,13 +254,9 @@ static int name_add(struct tar_reader *r, struct tnode *parent, const char *name
 static void name_remove(struct tar_reader *r, struct tar_name *e)
 {
 	struct tnode *child = e->child;
-	size_t *slot = find_slot(r, e->parent, e->name, strlen(e->name), e->hash);
 	size_t i;
 
-	*slot = 1;
-	free(e->name);
-	e->name = NULL;
-	if (--child->nlink || !S_ISDIR(child->mode))
+	if (!name_unlink(r, e) || !S_ISDIR(child->mode))
 		return;
 	for (i = 0; i < r->n; i++)
 		if (r->v[i].name && r->v[i].parent == child)
@@ -342,6 +380,25 @@ static int walk_to_parent(struct tar_reader *r, const char *comps, size_t count,
 	}
 	*out = dir;
 	return 0;
+}
+
+/* Whether the directories on a path, as far as they exist, all are. */
+static bool under_directories(struct tar_reader *r, const char *comps, size_t count)
+{
+	struct tnode *dir = r->b->tree.root;
+	const char *c = comps;
+	size_t i;
+
+	for (i = 0; i + 1 < count; i++, c += strlen(c) + 1) {
+		struct tar_name *e = name_find(r, dir, c, strlen(c));
+
+		if (!e)
+			return true;
+		if (!S_ISDIR(e->child->mode))
+			return false;
+		dir = e->child;
+	}
+	return true;
 }
 
 static const char *last_component(const char *comps, size_t count)
@@ -565,16 +622,12 @@ static int find_path(struct tar_reader *r, const char *raw, struct tnode **out)
 static int defer_link(struct tar_reader *r, const char *target)
 {
 	struct deferred_link *l;
+	void *grown;
 
-	if (r->nlinks == r->cap_links) {
-		size_t cap = r->cap_links ? r->cap_links * 2 : 16;
-		struct deferred_link *grown = realloc(r->links, cap * sizeof(*grown));
-
-		if (!grown)
-			return err_fail(r->b->err, -ENOMEM, "out of memory");
-		r->links = grown;
-		r->cap_links = cap;
-	}
+	grown = grow(r, r->links, &r->cap_links, r->nlinks, sizeof(*r->links));
+	if (!grown)
+		return -ENOMEM;
+	r->links = grown;
 	l = &r->links[r->nlinks];
 	l->path = strdup(r->entry_path);
 	l->target = strdup(target);
@@ -590,21 +643,35 @@ static int defer_link(struct tar_reader *r, const char *target)
 
 static int mark_opaque(struct tar_reader *r, struct tnode *dir)
 {
+	void *grown;
 	size_t i;
 
 	for (i = 0; i < r->nopaque; i++)
 		if (r->opaque[i] == dir)
 			return 0;
-	if (r->nopaque == r->cap_opaque) {
-		size_t cap = r->cap_opaque ? r->cap_opaque * 2 : 16;
-		struct tnode **grown = realloc(r->opaque, cap * sizeof(*grown));
-
-		if (!grown)
-			return err_fail(r->b->err, -ENOMEM, "out of memory");
-		r->opaque = grown;
-		r->cap_opaque = cap;
-	}
+	grown = grow(r, r->opaque, &r->cap_opaque, r->nopaque, sizeof(*r->opaque));
+	if (!grown)
+		return -ENOMEM;
+	r->opaque = grown;
 	r->opaque[r->nopaque++] = dir;
+	return 0;
+}
+
+/* Flattening: .wh.NAME in dir, applied when the layer ends. */
+static int record_whiteout(struct tar_reader *r, struct tnode *dir, const char *name)
+{
+	struct whiteout *w;
+
+	w = grow(r, r->whiteouts, &r->cap_whiteouts, r->nwhiteouts, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	r->whiteouts = w;
+	w = &r->whiteouts[r->nwhiteouts];
+	w->dir = dir;
+	w->name = strdup(name);
+	if (!w->name)
+		return err_fail(r->b->err, -ENOMEM, "out of memory");
+	r->nwhiteouts++;
 	return 0;
 }
 
@@ -631,11 +698,19 @@ static int add_named(struct tar_reader *r, struct archive_entry *e, const char *
 	struct tar_name *old;
 	struct tnode *parent, *n = NULL;
 	bool whiteout = false;
-	int ret = walk_to_parent(r, comps, count, true, &parent);
+	bool marker = (r->b->o.aufs || r->flatten) &&
+		      !strncmp(name, WHITEOUT_PREFIX, strlen(WHITEOUT_PREFIX));
+	int ret;
 
-	if (ret)
+	/* A whiteout beneath a non-directory hides nothing: that entry hides
+	 * all below it already (umoci writes such).  Flattening, one beneath
+	 * no directory at all hides nothing either. */
+	if (marker && !under_directories(r, comps, count))
+		return 0;
+	ret = walk_to_parent(r, comps, count, !(marker && r->flatten), &parent);
+	if (ret || !parent)
 		return ret;
-	if (r->b->o.aufs && !strncmp(name, WHITEOUT_PREFIX, strlen(WHITEOUT_PREFIX))) {
+	if (marker) {
 		if (!strcmp(name, OPAQUE_NAME))
 			return mark_opaque(r, parent);
 		if (!strncmp(name, WHITEOUT_PREFIX WHITEOUT_PREFIX, 2 * strlen(WHITEOUT_PREFIX)))
@@ -643,6 +718,8 @@ static int add_named(struct tar_reader *r, struct archive_entry *e, const char *
 		name += strlen(WHITEOUT_PREFIX);
 		if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
 			return entry_fail(r, -EUCLEAN, "a whiteout of no name");
+		if (r->flatten)
+			return record_whiteout(r, parent, name);
 		whiteout = true;
 	}
 	hardlink = whiteout ? NULL : archive_entry_hardlink(e);
@@ -662,8 +739,10 @@ static int add_named(struct tar_reader *r, struct archive_entry *e, const char *
 		return entry_fail(r, -EUCLEAN, "an entry of unknown type 0%o",
 				  (unsigned int)archive_entry_filetype(e));
 	old = name_find(r, parent, name, strlen(name));
-	if (old && S_ISDIR(old->child->mode) && type == S_IFDIR)
+	if (old && S_ISDIR(old->child->mode) && type == S_IFDIR) {
+		old->layer = r->layer;
 		return take_metadata(r, old->child, e);   /* tar -x keeps its children */
+	}
 	if (old)
 		name_remove(r, old);
 	ret = make_node(r, e, type, &n);
@@ -752,6 +831,102 @@ static int resolve_deferred_links(struct tar_reader *r)
 		free(comps);
 	}
 	return ret;
+}
+
+/* ------------------------------------------------------------ flattening */
+
+/* A live name by the directory holding it, to walk down a tree. */
+struct child_ref {
+	uintptr_t parent;
+	size_t index;               /* into r->v */
+};
+
+static int cmp_child_ref(const void *a, const void *b)
+{
+	const struct child_ref *x = a, *y = b;
+
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The first of dir's names in refs (sorted), or nrefs. */
+static size_t first_child(const struct child_ref *refs, size_t nrefs, const struct tnode *dir)
+{
+	size_t lo = 0, hi = nrefs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (refs[mid].parent < (uintptr_t)dir)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * A whiteout of the current layer hides what the layers below it gave
+ * (the OCI layer rules): a name a lower layer gave goes, one this layer
+ * gave stays, and a lower directory this layer put something in stays
+ * with only that.  Returns whether the name is still there.
+ */
+static bool hide_lower(struct tar_reader *r, const struct child_ref *refs, size_t nrefs,
+		       struct tar_name *e)
+{
+	bool kept_child = false;
+
+	if (S_ISDIR(e->child->mode)) {
+		size_t i;
+
+		for (i = first_child(refs, nrefs, e->child);
+		     i < nrefs && refs[i].parent == (uintptr_t)e->child; i++) {
+			struct tar_name *c = &r->v[refs[i].index];
+
+			if (c->name && hide_lower(r, refs, nrefs, c))
+				kept_child = true;
+		}
+	}
+	if (e->layer == r->layer || kept_child)
+		return true;
+	name_unlink(r, e);
+	return false;
+}
+
+/* The end of a layer being flattened: its whiteouts and opaque
+ * directories take away what the layers below it hold. */
+static int apply_whiteouts(struct tar_reader *r)
+{
+	struct child_ref *refs;
+	size_t nrefs = 0, i, k;
+
+	if (!r->nwhiteouts && !r->nopaque)
+		return 0;
+	refs = malloc((r->n ? r->n : 1) * sizeof(*refs));
+	if (!refs)
+		return err_fail(r->b->err, -ENOMEM, "out of memory");
+	for (i = 0; i < r->n; i++)
+		if (r->v[i].name)
+			refs[nrefs++] = (struct child_ref){ (uintptr_t)r->v[i].parent, i };
+	qsort(refs, nrefs, sizeof(*refs), cmp_child_ref);
+	for (k = 0; k < r->nwhiteouts; k++) {
+		struct whiteout *w = &r->whiteouts[k];
+		struct tar_name *e = name_find(r, w->dir, w->name, strlen(w->name));
+
+		if (e)
+			hide_lower(r, refs, nrefs, e);
+		free(w->name);
+	}
+	r->nwhiteouts = 0;
+	for (k = 0; k < r->nopaque; k++)
+		for (i = first_child(refs, nrefs, r->opaque[k]);
+		     i < nrefs && refs[i].parent == (uintptr_t)r->opaque[k]; i++)
+			if (r->v[refs[i].index].name)
+				hide_lower(r, refs, nrefs, &r->v[refs[i].index]);
+	r->nopaque = 0;
+	free(refs);
+	return 0;
 }
 
 static int cmp_dentry(const void *a, const void *b)
@@ -857,7 +1032,104 @@ static int open_spool(struct build *b, const char *image_path)
 	return 0;
 }
 
-static int open_archive(struct tar_reader *r, const char *tar_path)
+/* A layer's blob, read through our own callbacks to hash every byte. */
+struct verified_stream {
+	int fd;
+	struct digest_state *digest;
+	uint64_t bytes;
+	uint8_t buf[1 << 16];
+};
+
+static la_ssize_t verified_read(struct archive *a, void *ctx, const void **out)
+{
+	struct verified_stream *s = ctx;
+	ssize_t got;
+
+	do
+		got = read(s->fd, s->buf, sizeof(s->buf));
+	while (got < 0 && errno == EINTR);
+	if (got < 0) {
+		archive_set_error(a, errno, "%s", strerror(errno));
+		return -1;
+	}
+	digest_add(s->digest, s->buf, (size_t)got);
+	s->bytes += (uint64_t)got;
+	*out = s->buf;
+	return got;
+}
+
+static int open_verified(struct tar_reader *r, const struct tar_layer *l)
+{
+	struct verified_stream *s = calloc(1, sizeof(*s));
+
+	if (!s || !(s->digest = digest_begin())) {
+		free(s);
+		return err_fail(r->b->err, -ENOMEM, "out of memory");
+	}
+	r->stream = s;
+	s->fd = l->path ? open(l->path, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
+	/* A blob its manifest names and the layout lacks is a broken layout. */
+	if (s->fd < 0)
+		return err_fail(r->b->err, errno == ENOENT ? -EUCLEAN : -errno,
+				"%s: cannot open it: %s", r->source, strerror(errno));
+	if (archive_read_open(r->a, s, NULL, verified_read, NULL) != ARCHIVE_OK)
+		return archive_fail(r, "cannot read it");
+	return 0;
+}
+
+/* The archive has ended: the rest of the blob (the tar's padding) counts
+ * too, then its size and digest must be the manifest's. */
+static int check_verified(struct tar_reader *r, const struct tar_layer *l)
+{
+	struct verified_stream *s = r->stream;
+	uint8_t got[DIGEST_SIZE];
+	const void *unused;
+	la_ssize_t n;
+
+	while ((n = verified_read(r->a, s, &unused)) > 0)
+		;
+	if (n < 0)
+		return err_fail(r->b->err, -EIO, "%s: reading it: %s", r->source,
+			       archive_error_string(r->a));
+	digest_end(s->digest, got);
+	s->digest = NULL;
+	if (s->bytes != l->size)
+		return err_fail(r->b->err, -EUCLEAN, "%s: %llu bytes, where its descriptor says %llu",
+				r->source, (unsigned long long)s->bytes,
+				(unsigned long long)l->size);
+	if (memcmp(got, l->digest, DIGEST_SIZE)) {
+		char hex[2 * DIGEST_SIZE + 1];
+		size_t i;
+
+		for (i = 0; i < DIGEST_SIZE; i++)
+			snprintf(hex + 2 * i, 3, "%02x", got[i]);
+		return err_fail(r->b->err, -EUCLEAN, "%s: its content's digest is sha256:%s, "
+				"not the one its descriptor names", r->source, hex);
+	}
+	return 0;
+}
+
+static void close_archive(struct tar_reader *r)
+{
+	struct verified_stream *s = r->stream;
+
+	if (r->a)
+		archive_read_free(r->a);
+	r->a = NULL;
+	if (s) {
+		if (s->digest) {
+			uint8_t ignored[DIGEST_SIZE];
+
+			digest_end(s->digest, ignored);
+		}
+		if (s->fd >= 0)
+			close(s->fd);
+		free(s);
+	}
+	r->stream = NULL;
+}
+
+static int open_archive(struct tar_reader *r, const struct tar_layer *l)
 {
 	r->a = archive_read_new();
 	if (!r->a)
@@ -867,9 +1139,11 @@ static int open_archive(struct tar_reader *r, const char *tar_path)
 	archive_read_support_format_tar(r->a);
 	archive_read_support_format_gnutar(r->a);
 	archive_read_support_filter_all(r->a);
+	if (l->verify)
+		return open_verified(r, l);
 	/* Index mode reads headers only and seeks over the data: small reads
 	 * copy less of what is skipped. */
-	if (archive_read_open_filename(r->a, tar_path, r->b->o.tar_index ? 1 << 13 : 1 << 16) !=
+	if (archive_read_open_filename(r->a, l->path, r->b->o.tar_index ? 1 << 13 : 1 << 16) !=
 	    ARCHIVE_OK)
 		return archive_fail(r, "cannot read it");
 	return 0;
@@ -879,8 +1153,7 @@ static void reader_free(struct tar_reader *r)
 {
 	size_t i;
 
-	if (r->a)
-		archive_read_free(r->a);
+	close_archive(r);
 	for (i = 0; i < r->n; i++)
 		free(r->v[i].name);
 	free(r->v);
@@ -891,6 +1164,9 @@ static void reader_free(struct tar_reader *r)
 	}
 	free(r->links);
 	free(r->opaque);
+	for (i = 0; i < r->nwhiteouts; i++)
+		free(r->whiteouts[i].name);
+	free(r->whiteouts);
 }
 
 /* Index mode: the file before this header has its data right before it,
@@ -919,7 +1195,7 @@ static int read_entries(struct tar_reader *r)
 		int got = archive_read_next_header(r->a, &e);
 
 		if (got == ARCHIVE_EOF)
-			return index_previous(r) ? -EUCLEAN : r->entry_no ? 0 :
+			return index_previous(r) ? -EUCLEAN : r->entry_no || r->may_be_empty ? 0 :
 			       err_fail(r->b->err, -EUCLEAN, "%s: an empty archive", r->source);
 		ret = index_previous(r);
 		if (ret)
@@ -938,27 +1214,63 @@ static int read_entries(struct tar_reader *r)
 	}
 }
 
-int ek_build_tar(const char *image_path, const char *tar_path,
-		 const ek_build_options *opts, ek_build_stats *stats, ek_error *err)
+/* One archive into the tree: its entries, then its hard links to
+ * entries further on, then (flattening) its whiteouts. */
+static int read_layer(struct tar_reader *r, const struct tar_layer *l, uint32_t layer)
+{
+	int ret;
+
+	r->source = l->name ? l->name : l->path ? l->path : "standard input";
+	r->b->source = r->source;
+	r->layer = layer;
+	r->entry_no = 0;
+	r->entry_path = NULL;
+	r->may_be_empty = l->may_be_empty;
+	ret = open_archive(r, l);
+	if (!ret)
+		ret = read_entries(r);
+	if (l->verify && r->stream && r->stream->fd >= 0) {
+		/* A blob that is not what its digest names says so first,
+		 * whatever reading it tripped on. */
+		ek_error first = *r->b->err;
+		int checked = check_verified(r, l);
+
+		if (ret && !checked)
+			*r->b->err = first;
+		else
+			ret = checked;
+	}
+	close_archive(r);
+	if (!ret)
+		ret = resolve_deferred_links(r);
+	if (!ret && r->flatten)
+		ret = apply_whiteouts(r);
+	return ret;
+}
+
+int tar_build_layers(const char *image_path, const struct tar_layer *layers, size_t count,
+		     bool flatten, const ek_build_options *opts, ek_build_stats *stats,
+		     ek_error *err)
 {
 	struct tar_reader r;
 	struct build b;
 	ek_build_stats local;
 	struct tnode *root;
+	size_t i;
 	int ret = 0;
 
 	memset(&b, 0, sizeof(b));
 	memset(&r, 0, sizeof(r));
 	build_init(&b, opts, stats, &local, err);
-	if (tar_path && !strcmp(tar_path, "-"))
-		tar_path = NULL;
 	r.b = &b;
-	r.source = tar_path ? tar_path : "standard input";
-	b.source = r.source;
+	r.flatten = flatten;
+	b.source = !count ? "(no layers)" : layers[0].name ? layers[0].name : layers[0].path;
 	b.no_shared_xattrs = true;
 	if (b.o.tar_index && (b.o.compressor != EK_COMPRESS_NONE || b.o.block_size != 512))
 		ret = err_fail(err, -EINVAL, "--tar=i stores no data of its own: it takes "
 			       "512-byte blocks and no compression");
+	if (!ret && b.o.tar_index && count != 1)
+		ret = err_fail(err, -EINVAL, "--tar=i indexes one tar");
 	if (!ret)
 		ret = build_check_options(&b);
 	if (!ret)
@@ -984,16 +1296,11 @@ int ek_build_tar(const char *image_path, const char *tar_path,
 	if (!ret)
 		ret = open_spool(&b, image_path);
 	if (!ret)
-		ret = open_archive(&r, tar_path);
-	if (!ret)
 		ret = build_open_image(&b, image_path);
-	if (ret)
-		goto out;
-	ret = read_entries(&r);
+	for (i = 0; i < count && !ret; i++)
+		ret = read_layer(&r, &layers[i], (uint32_t)i);
 	if (b.z)
 		ret = zbuild_finish(&b, ret);
-	if (!ret)
-		ret = resolve_deferred_links(&r);
 	if (!ret)
 		ret = finish_tree(&r);
 	if (!ret) {
@@ -1006,4 +1313,14 @@ out:
 	if (b.spool_fd >= 0)
 		close(b.spool_fd);
 	return ret;
+}
+
+int ek_build_tar(const char *image_path, const char *tar_path,
+		 const ek_build_options *opts, ek_build_stats *stats, ek_error *err)
+{
+	struct tar_layer layer = { .path = tar_path };
+
+	if (tar_path && !strcmp(tar_path, "-"))
+		layer.path = NULL;
+	return tar_build_layers(image_path, &layer, 1, false, opts, stats, err);
 }

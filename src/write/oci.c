@@ -1,0 +1,521 @@
+/*
+ * OCI image layouts as a source (the OCI image-layout and image-manifest
+ * specifications): index.json names manifests, a manifest names a config
+ * and the layers, and each is a blob under blobs/sha256/HEX named by its
+ * digest and size.  Every blob read is checked against its descriptor:
+ * the JSON ones before they are parsed, the layers as they stream through
+ * the tar reader (a mismatch fails the build; no image is left).
+ *
+ * The layers go through tar.c: flattened into one image (whiteouts
+ * applied), or one image each with their whiteouts kept for overlayfs.
+ * Nothing of the config is applied: owners stay the layers' numbers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "util/digest.h"
+#include "util/error.h"
+#include "write/tar.h"
+
+/* JSON blobs are small; these bound what a hostile layout makes us read. */
+#define INDEX_MAX ((size_t)4 << 20)
+#define MANIFEST_MAX ((size_t)4 << 20)
+#define CONFIG_MAX ((size_t)16 << 20)
+#define NESTED_INDEX_MAX 4      /* an index naming an index naming ... */
+
+#define REF_NAME "org.opencontainers.image.ref.name"
+
+enum blob_kind { BLOB_MANIFEST, BLOB_INDEX, BLOB_CONFIG, BLOB_LAYER, BLOB_OTHER };
+
+/* Every media type a layout may use for what we read. */
+static const struct {
+	const char *type;
+	enum blob_kind kind;
+} media_types[] = {
+	{ "application/vnd.oci.image.manifest.v1+json", BLOB_MANIFEST },
+	{ "application/vnd.docker.distribution.manifest.v2+json", BLOB_MANIFEST },
+	{ "application/vnd.oci.image.index.v1+json", BLOB_INDEX },
+	{ "application/vnd.docker.distribution.manifest.list.v2+json", BLOB_INDEX },
+	{ "application/vnd.oci.image.config.v1+json", BLOB_CONFIG },
+	{ "application/vnd.docker.container.image.v1+json", BLOB_CONFIG },
+	{ "application/vnd.oci.image.layer.v1.tar", BLOB_LAYER },
+	{ "application/vnd.oci.image.layer.v1.tar+gzip", BLOB_LAYER },
+	{ "application/vnd.oci.image.layer.v1.tar+zstd", BLOB_LAYER },
+	{ "application/vnd.oci.image.layer.nondistributable.v1.tar", BLOB_LAYER },
+	{ "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip", BLOB_LAYER },
+	{ "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd", BLOB_LAYER },
+	{ "application/vnd.docker.image.rootfs.diff.tar.gzip", BLOB_LAYER },
+	{ "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip", BLOB_LAYER },
+};
+
+struct descriptor {
+	const char *media_type;     /* borrowed from the JSON holding it */
+	enum blob_kind kind;
+	uint8_t digest[DIGEST_SIZE];
+	char hex[2 * DIGEST_SIZE + 1];
+	uint64_t size;
+};
+
+struct layout {
+	const char *dir;            /* as the user named it */
+	int dirfd;
+	ek_error *err;
+	json_t *manifest;           /* owns the layers' media type strings */
+	struct descriptor *layers;
+	size_t nlayers;
+};
+
+static enum blob_kind kind_of(const char *media_type)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(media_types) / sizeof(media_types[0]); i++)
+		if (!strcmp(media_types[i].type, media_type))
+			return media_types[i].kind;
+	return BLOB_OTHER;
+}
+
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;          /* the spec's encoded digests are lower case */
+}
+
+/* A descriptor object: mediaType, digest "sha256:<64 hex>", size. */
+static int parse_descriptor(struct layout *l, json_t *obj, const char *what,
+			    struct descriptor *d)
+{
+	json_t *type = json_object_get(obj, "mediaType");
+	json_t *digest = json_object_get(obj, "digest");
+	json_t *size = json_object_get(obj, "size");
+	const char *s;
+	size_t i;
+
+	if (!json_is_object(obj) || !json_is_string(type) || !json_is_string(digest) ||
+	    !json_is_integer(size))
+		return err_fail(l->err, -EUCLEAN, "%s: %s is not a descriptor "
+				"(mediaType, digest and size)", l->dir, what);
+	d->media_type = json_string_value(type);
+	d->kind = kind_of(d->media_type);
+	if (json_integer_value(size) < 0)
+		return err_fail(l->err, -EUCLEAN, "%s: %s: a negative size", l->dir, what);
+	d->size = (uint64_t)json_integer_value(size);
+	s = json_string_value(digest);
+	if (strncmp(s, "sha256:", 7))
+		return err_fail(l->err, -EUCLEAN, "%s: %s: digest '%.80s': only sha256 digests "
+				"are supported", l->dir, what, s);
+	s += 7;
+	for (i = 0; i < DIGEST_SIZE; i++) {
+		int hi = hex_value(s[2 * i]), lo = hi < 0 ? -1 : hex_value(s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			break;
+		d->digest[i] = (uint8_t)(hi << 4 | lo);
+	}
+	if (i < DIGEST_SIZE || s[2 * DIGEST_SIZE])
+		return err_fail(l->err, -EUCLEAN, "%s: %s: digest 'sha256:%.80s' is not 64 "
+				"lower-case hex digits", l->dir, what, s);
+	memcpy(d->hex, s, 2 * DIGEST_SIZE);
+	d->hex[2 * DIGEST_SIZE] = '\0';
+	return 0;
+}
+
+/* All of a small file at path (relative to the layout), at most max. */
+static int read_small(struct layout *l, const char *path, size_t max, char **out, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	size_t got = 0;
+	int fd = openat(l->dirfd, path, O_RDONLY | O_CLOEXEC);
+
+	*out = NULL;
+	if (fd < 0)
+		return err_fail(l->err, -errno, "%s: %s: %s", l->dir, path, strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
+		close(fd);
+		return err_fail(l->err, -EUCLEAN, "%s: %s: not a regular file of at most %zu bytes",
+				l->dir, path, max);
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	while (buf && got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (!buf)
+		return err_fail(l->err, -ENOMEM, "out of memory");
+	if (got != (size_t)st.st_size) {
+		free(buf);
+		return err_fail(l->err, -EIO, "%s: %s: short read", l->dir, path);
+	}
+	buf[got] = '\0';
+	*out = buf;
+	*len = got;
+	return 0;
+}
+
+static int parse_json(struct layout *l, const char *what, const char *text, size_t len,
+		      json_t **out)
+{
+	json_error_t why;
+
+	*out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &why);
+	if (!*out)
+		return err_fail(l->err, -EUCLEAN, "%s: %s: not valid JSON (line %d: %s)",
+				l->dir, what, why.line, why.text);
+	if (!json_is_object(*out)) {
+		json_decref(*out);
+		*out = NULL;
+		return err_fail(l->err, -EUCLEAN, "%s: %s: not a JSON object", l->dir, what);
+	}
+	return 0;
+}
+
+static void blob_path(const struct descriptor *d, char *out, size_t size)
+{
+	snprintf(out, size, "blobs/sha256/%s", d->hex);
+}
+
+/* A JSON blob, its size and digest checked before it is parsed. */
+static int read_json_blob(struct layout *l, const struct descriptor *d, size_t max,
+			  json_t **out)
+{
+	char path[128], *text;
+	uint8_t got[DIGEST_SIZE];
+	size_t len;
+	int ret;
+
+	*out = NULL;
+	blob_path(d, path, sizeof(path));
+	if (d->size > max)
+		return err_fail(l->err, -EUCLEAN, "%s: %s: %llu bytes, more than a %s may have",
+				l->dir, path, (unsigned long long)d->size, d->media_type);
+	ret = read_small(l, path, max, &text, &len);
+	if (ret)
+		return ret;
+	digest_of(text, len, got);
+	if (len != d->size)
+		ret = err_fail(l->err, -EUCLEAN, "%s: %s: %zu bytes, where its descriptor says %llu",
+			       l->dir, path, len, (unsigned long long)d->size);
+	else if (memcmp(got, d->digest, DIGEST_SIZE))
+		ret = err_fail(l->err, -EUCLEAN, "%s: %s: its content does not match its digest",
+			       l->dir, path);
+	else
+		ret = parse_json(l, path, text, len, out);
+	free(text);
+	return ret;
+}
+
+/* Go's names for this machine's architecture, as OCI platforms use them. */
+static const char *host_architecture(void)
+{
+	static const struct { const char *uname, *oci; } arch[] = {
+		{ "x86_64", "amd64" }, { "aarch64", "arm64" }, { "i686", "386" },
+		{ "armv7l", "arm" }, { "ppc64le", "ppc64le" }, { "s390x", "s390x" },
+		{ "riscv64", "riscv64" },
+	};
+	struct utsname u;
+	size_t i;
+
+	if (uname(&u) < 0)
+		return "";
+	for (i = 0; i < sizeof(arch) / sizeof(arch[0]); i++)
+		if (!strcmp(u.machine, arch[i].uname))
+			return arch[i].oci;
+	return "";
+}
+
+static bool platform_matches(json_t *entry)
+{
+	json_t *p = json_object_get(entry, "platform");
+	const char *os = json_string_value(json_object_get(p, "os"));
+	const char *arch = json_string_value(json_object_get(p, "architecture"));
+
+	return !p || (os && arch && !strcmp(os, "linux") && !strcmp(arch, host_architecture()));
+}
+
+/*
+ * The manifest an index names: by tag (its ref.name annotation), else the
+ * one for this machine's platform, else the only one.
+ */
+static int choose_manifest(struct layout *l, json_t *index, const char *tag, const char *what,
+			   struct descriptor *out)
+{
+	json_t *list = json_object_get(index, "manifests"), *entry;
+	size_t i, found = 0;
+	char names[512] = "";
+
+	if (!json_is_array(list))
+		return err_fail(l->err, -EUCLEAN, "%s: %s has no \"manifests\" list", l->dir, what);
+	json_array_foreach(list, i, entry) {
+		const char *name = json_string_value(json_object_get(
+				json_object_get(entry, "annotations"), REF_NAME));
+		struct descriptor d;
+		int ret;
+
+		if (name && strlen(names) + strlen(name) + 3 < sizeof(names))
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+				 *names ? ", " : "", name);
+		if (tag ? !name || strcmp(name, tag) : !platform_matches(entry))
+			continue;
+		ret = parse_descriptor(l, entry, what, &d);
+		if (ret)
+			return ret;
+		if (d.kind != BLOB_MANIFEST && d.kind != BLOB_INDEX)
+			continue;       /* an artifact beside the images */
+		if (found++ == 0)
+			*out = d;
+	}
+	if (found == 1)
+		return 0;
+	if (tag)
+		return err_fail(l->err, -ENOENT, "%s: no image is tagged '%s' (tags: %s)", l->dir,
+				tag, *names ? names : "none");
+	if (!found)
+		return err_fail(l->err, -ENOENT, "%s: %s names no image for linux/%s", l->dir,
+				what, host_architecture());
+	return err_fail(l->err, -EINVAL, "%s: it holds %zu images: name one as DIR:TAG "
+			"(tags: %s)", l->dir, found, *names ? names : "none");
+}
+
+/* The image's manifest: its config checked, its layers listed. */
+static int load_manifest(struct layout *l, const struct descriptor *m)
+{
+	struct descriptor config;
+	json_t *layers, *entry, *config_json = NULL;
+	size_t i;
+	int ret = read_json_blob(l, m, MANIFEST_MAX, &l->manifest);
+
+	if (ret)
+		return ret;
+	ret = parse_descriptor(l, json_object_get(l->manifest, "config"), "the manifest's config",
+			       &config);
+	if (!ret)
+		ret = read_json_blob(l, &config, CONFIG_MAX, &config_json);
+	json_decref(config_json);
+	if (ret)
+		return ret;
+	layers = json_object_get(l->manifest, "layers");
+	if (!json_is_array(layers))
+		return err_fail(l->err, -EUCLEAN, "%s: the manifest has no \"layers\" list", l->dir);
+	l->nlayers = json_array_size(layers);
+	l->layers = calloc(l->nlayers ? l->nlayers : 1, sizeof(*l->layers));
+	if (!l->layers)
+		return err_fail(l->err, -ENOMEM, "out of memory");
+	json_array_foreach(layers, i, entry) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "layer %zu", i + 1);
+		ret = parse_descriptor(l, entry, what, &l->layers[i]);
+		if (ret)
+			return ret;
+		if (l->layers[i].kind != BLOB_LAYER)
+			return err_fail(l->err, -EUCLEAN, "%s: %s is a '%s', not a layer this reads "
+					"(tar, tar+gzip or tar+zstd)", l->dir, what,
+					l->layers[i].media_type);
+	}
+	return 0;
+}
+
+/* "DIR" or "DIR:TAG"; a directory whose own name has a colon wins. */
+static int split_reference(const char *ref, char **dir, char **tag)
+{
+	const char *colon = strrchr(ref, ':');
+	struct stat st;
+
+	*tag = NULL;
+	if (!colon || strchr(colon, '/') || (stat(ref, &st) == 0 && S_ISDIR(st.st_mode))) {
+		*dir = strdup(ref);
+		return *dir ? 0 : -ENOMEM;
+	}
+	*dir = strndup(ref, (size_t)(colon - ref));
+	*tag = strdup(colon + 1);
+	return *dir && *tag ? 0 : -ENOMEM;
+}
+
+static int open_layout(struct layout *l, const char *dir, const char *tag)
+{
+	struct descriptor chosen;
+	json_t *index = NULL, *version;
+	char *text;
+	size_t len, depth;
+	int ret;
+
+	l->dir = dir;
+	l->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (l->dirfd < 0)
+		return err_fail(l->err, -errno, "%s: %s", dir, strerror(errno));
+	ret = read_small(l, "oci-layout", INDEX_MAX, &text, &len);
+	if (ret) {
+		char why[EK_ERROR_MESSAGE_MAX];
+
+		snprintf(why, sizeof(why), "%s", l->err->message);
+		return err_fail(l->err, ret, "not an OCI image layout (%s)", why);
+	}
+	ret = parse_json(l, "oci-layout", text, len, &index);
+	free(text);
+	if (ret)
+		return ret;
+	version = json_object_get(index, "imageLayoutVersion");
+	if (!json_is_string(version) || strncmp(json_string_value(version), "1.", 2))
+		ret = err_fail(l->err, -EUCLEAN, "%s: oci-layout: imageLayoutVersion is not 1.x", dir);
+	json_decref(index);
+	index = NULL;
+	if (!ret)
+		ret = read_small(l, "index.json", INDEX_MAX, &text, &len);
+	if (ret)
+		return ret;
+	ret = parse_json(l, "index.json", text, len, &index);
+	free(text);
+	if (!ret)
+		ret = choose_manifest(l, index, tag, "index.json", &chosen);
+	json_decref(index);
+	/* An image index (several platforms): the entry for this one. */
+	for (depth = 0; !ret && chosen.kind == BLOB_INDEX; depth++) {
+		if (depth == NESTED_INDEX_MAX)
+			return err_fail(l->err, -EUCLEAN, "%s: indexes nested more than %d deep",
+					dir, NESTED_INDEX_MAX);
+		ret = read_json_blob(l, &chosen, INDEX_MAX, &index);
+		if (!ret)
+			ret = choose_manifest(l, index, NULL, "the image index", &chosen);
+		json_decref(index);
+	}
+	return ret ? ret : load_manifest(l, &chosen);
+}
+
+static void close_layout(struct layout *l)
+{
+	if (l->dirfd >= 0)
+		close(l->dirfd);
+	json_decref(l->manifest);
+	free(l->layers);
+}
+
+/* The tar reader's view of layer i; its strings live in names/paths. */
+static void layer_source(const struct layout *l, size_t i, char *name, size_t name_size,
+			 char *path, size_t path_size, struct tar_layer *t)
+{
+	const struct descriptor *d = &l->layers[i];
+
+	snprintf(name, name_size, "%s: layer %zu of %zu (sha256:%.12s)", l->dir, i + 1,
+		 l->nlayers, d->hex);
+	snprintf(path, path_size, "%s/blobs/sha256/%s", l->dir, d->hex);
+	memset(t, 0, sizeof(*t));
+	t->path = path;
+	t->name = name;
+	t->may_be_empty = true;
+	t->verify = true;
+	memcpy(t->digest, d->digest, DIGEST_SIZE);
+	t->size = d->size;
+}
+
+#define LAYER_NAME_MAX 4200
+#define LAYER_PATH_MAX 4200
+
+static int with_layout(const char *ref, ek_error *err, struct layout *l, char **dir)
+{
+	char *tag;
+	int ret = split_reference(ref, dir, &tag);
+
+	memset(l, 0, sizeof(*l));
+	l->dirfd = -1;
+	l->err = err;
+	if (ret)
+		return err_fail(err, ret, "out of memory");
+	ret = open_layout(l, *dir, tag);
+	free(tag);
+	return ret;
+}
+
+int ek_build_oci(const char *image_path, const char *layout_ref,
+		 const ek_build_options *opts, ek_build_stats *stats, ek_error *err)
+{
+	struct layout l;
+	struct tar_layer *layers = NULL;
+	char *names = NULL, *paths = NULL, *dir = NULL;
+	size_t i;
+	int ret = with_layout(layout_ref, err, &l, &dir);
+
+	if (!ret && opts && opts->tar_index)
+		ret = err_fail(err, -EINVAL, "an OCI image cannot be indexed (--tar=i): its "
+			       "layers are not one tar");
+	if (!ret) {
+		size_t n = l.nlayers ? l.nlayers : 1;   /* no layers: an empty root */
+
+		layers = calloc(n, sizeof(*layers));
+		names = malloc(n * LAYER_NAME_MAX);
+		paths = malloc(n * LAYER_PATH_MAX);
+		if (!layers || !names || !paths)
+			ret = err_fail(err, -ENOMEM, "out of memory");
+	}
+	for (i = 0; !ret && i < l.nlayers; i++)
+		layer_source(&l, i, names + i * LAYER_NAME_MAX, LAYER_NAME_MAX,
+			     paths + i * LAYER_PATH_MAX, LAYER_PATH_MAX, &layers[i]);
+	if (!ret)
+		ret = tar_build_layers(image_path, layers, l.nlayers, true, opts, stats, err);
+	free(layers);
+	free(names);
+	free(paths);
+	close_layout(&l);
+	free(dir);
+	return ret;
+}
+
+int ek_build_oci_layers(const char *out_dir, const char *layout_ref,
+			const ek_build_options *opts, ek_layer_done_fn done, void *ctx,
+			ek_error *err)
+{
+	ek_build_options layer_opts;
+	struct layout l;
+	char *dir = NULL, name[LAYER_NAME_MAX], path[LAYER_PATH_MAX], image[4200];
+	size_t i, made = 0;
+	int ret = with_layout(layout_ref, err, &l, &dir);
+
+	if (!ret && opts && opts->tar_index)
+		ret = err_fail(err, -EINVAL, "--oci-layers copies each layer's data in; "
+			       "index mode (--tar=i) is for one tar");
+	if (!ret && mkdir(out_dir, 0755) < 0 && errno != EEXIST)
+		ret = err_fail(err, -errno, "%s: %s", out_dir, strerror(errno));
+	if (opts)
+		layer_opts = *opts;
+	else
+		ek_build_options_init(&layer_opts);
+	layer_opts.aufs = true;     /* each layer keeps its whiteouts */
+	for (i = 0; !ret && i < l.nlayers; i++) {
+		ek_build_stats stats;
+		struct tar_layer t;
+
+		memset(&stats, 0, sizeof(stats));
+		layer_source(&l, i, name, sizeof(name), path, sizeof(path), &t);
+		snprintf(image, sizeof(image), "%s/%03zu-%s.erofs", out_dir, i + 1, l.layers[i].hex);
+		ret = tar_build_layers(image, &t, 1, false, &layer_opts, &stats, err);
+		if (!ret) {
+			made = i + 1;
+			if (done)
+				done(ctx, i, l.nlayers, image, &stats);
+		}
+	}
+	/* All of them or none: a partial stack is a different image. */
+	for (i = 0; ret && i < made; i++) {
+		snprintf(image, sizeof(image), "%s/%03zu-%s.erofs", out_dir, i + 1, l.layers[i].hex);
+		unlink(image);
+	}
+	close_layout(&l);
+	free(dir);
+	return ret;
+}

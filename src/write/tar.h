@@ -1,0 +1,35 @@
+/*
+ * Tar archives into one image (tar.c): the archive of --tar, or the
+ * layers of an OCI image, read in order into one tree.
+ */
+#ifndef EK_WRITE_TAR_H
+#define EK_WRITE_TAR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "erofskit/build.h"
+#include "util/digest.h"
+
+struct tar_layer {
+	const char *path;             /* NULL: standard input */
+	const char *name;             /* what messages call it; NULL: path */
+	bool may_be_empty;            /* an archive of no entries is no error */
+	/* A blob named by its digest: the file's SHA-256 and size are
+	 * checked as it is read, and a mismatch fails the build. */
+	bool verify;
+	uint8_t digest[DIGEST_SIZE];
+	uint64_t size;
+};
+
+/*
+ * Build image_path from count archives read in order.  flatten: later
+ * layers' whiteouts (.wh.NAME, .wh..wh..opq) delete what earlier layers
+ * hold, as an OCI image's layers are applied; otherwise one archive, its
+ * whiteouts recorded for overlayfs when opts->aufs.
+ */
+int tar_build_layers(const char *image_path, const struct tar_layer *layers, size_t count,
+		     bool flatten, const ek_build_options *opts, ek_build_stats *stats,
+		     ek_error *err);
+
+#endif

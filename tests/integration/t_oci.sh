@@ -1,0 +1,173 @@
+# OCI image layouts: an image made by umoci (layers that add, delete,
+# replace and bring back), built with mkfs --oci, must mount with the
+# kernel as exactly the tree umoci's own unpack gives; the same layers
+# recompressed (zstd, none, gzip) behind a multi-platform index give the
+# same image; --oci-layers gives images that stack in overlayfs to that
+# tree.  Damaged layouts (a blob that does not match its digest, a digest
+# that would leave the layout, ...) fail with a message naming what is
+# wrong, exit 1 or 2, and leave no image.
+. "$(dirname "$0")/lib.sh"
+
+E=$EROFSKIT
+TREECMP="python3 $HERE/treecmp.py"
+OCI="python3 $HERE/oci_layout.py"
+cd "$T"
+
+note "an image made by umoci, three layers"
+umoci init --layout L
+umoci new --image L:app
+umoci unpack --image L:app B >/dev/null
+R=B/rootfs
+# layer 1: every file type, hard links, xattrs, owners, a larger file
+mkdir -p $R/etc/app $R/usr/lib/old $R/var/cache $R/srv/data
+echo base >$R/etc/app/conf
+echo keep >$R/etc/keep
+ln $R/etc/keep $R/etc/keep.hard
+echo lib >$R/usr/lib/old/lib.so
+echo tmp >$R/var/cache/a
+echo tmp2 >$R/var/cache/b
+ln -s conf $R/etc/app/link
+mkfifo $R/srv/fifo
+mknod $R/srv/null c 1 3
+setfattr -n user.note -v hello $R/etc/app/conf
+head -c 300000 /dev/urandom >$R/srv/data/blob
+chown -R 1000:1001 $R/srv/data
+umoci repack --refresh-bundle --image L:app B
+# layer 2: deletes a file (one of two links), a directory, and a
+# directory's contents; changes a file
+rm $R/etc/keep $R/usr/lib/old/lib.so
+rmdir $R/usr/lib/old
+echo changed >$R/etc/app/conf
+rm -r $R/var/cache
+mkdir $R/var/cache
+echo fresh >$R/var/cache/c
+umoci repack --refresh-bundle --image L:app B
+# layer 3: a deleted name comes back as a directory, a directory becomes a
+# file, a symlink goes
+mkdir $R/etc/keep
+echo again >$R/etc/keep/inside
+rm -r $R/srv/data
+echo now-a-file >$R/srv/data
+rm $R/etc/app/link
+umoci repack --image L:app B
+umoci new --image L:empty
+umoci unpack --image L:app want >/dev/null   # umoci's own flattening
+[ -d want/rootfs/etc/keep ] && [ ! -e want/rootfs/usr/lib/old ] ||
+	fail "umoci's unpack does not show the layers as made"
+
+note "mkfs --oci equals umoci's unpack, through the kernel"
+"$E" mkfs --oci L:app -zlz4hc -q app.erofs || fail "mkfs --oci failed"
+"$E" fsck -q app.erofs || fail "the --oci image is not clean"
+kmount app.erofs m
+$TREECMP want/rootfs m || fail "the --oci image differs from umoci's unpack"
+kumount m
+"$E" mkfs --oci L:app -zlz4hc -q --workers 1 app1.erofs
+cmp app.erofs app1.erofs || fail "--workers 1 gives another image"
+
+note "the same layers as zstd, plain and gzip behind a multi-platform index"
+$OCI remake L:app N zstd,none,gzip --nested
+"$E" mkfs --oci N:app -zlz4hc -q n.erofs || fail "mkfs --oci of the nested layout failed"
+cmp app.erofs n.erofs || fail "recompressed layers give another image"
+"$E" mkfs --oci N -zlz4hc -q n2.erofs || fail "a layout of one tag needs no tag"
+cmp app.erofs n2.erofs || fail "without the tag, another image"
+
+note "a layout of two images needs a tag; an image of no layers is an empty root"
+expect_exit 2 "$E" mkfs --oci L -q x.erofs 2>err
+grep -q "name one as DIR:TAG" err && grep -q "app" err || fail "no list of tags: $(cat err)"
+[ ! -e x.erofs ] || fail "an image was left"
+expect_exit 2 "$E" mkfs --oci L:nope -q x.erofs 2>err
+grep -q "no image is tagged 'nope'" err || fail "unknown tag: $(cat err)"
+"$E" mkfs --oci L:empty -q empty.erofs || fail "an image of no layers failed"
+kmount empty.erofs me
+[ -z "$(ls -A me)" ] || fail "the image of no layers is not empty"
+kumount me
+
+note "--oci-layers: one image per layer, stacked by overlayfs"
+"$E" mkfs --oci L:app --oci-layers layers -zlz4hc >out || fail "--oci-layers failed"
+[ "$(ls layers | wc -l)" = 3 ] && grep -q "^layer 3 of 3: layers/003-" out ||
+	fail "not three layer images: $(ls layers)"
+lower=""
+for img in layers/*.erofs; do
+	"$E" fsck -q "$img" || fail "$img is not clean"
+	kmount "$img" "m-$(basename "$img" .erofs)"
+	lower="$T/m-$(basename "$img" .erofs)${lower:+:$lower}"
+done
+mkdir -p merged
+mount -t overlay overlay -o "lowerdir=$lower" "$T/merged" ||
+	fail "overlayfs refused the stacked layer images"
+_mounts=("$T/merged" "${_mounts[@]}")
+# overlayfs gives directories its own link counts: compare the rest
+listing() { (cd "$1" && find . -mindepth 1 -printf '%p %y %m %U:%G %l\n' | sort); }
+diff <(listing want/rootfs) <(listing merged) || fail "the stacked layers list other names"
+(cd want/rootfs && find . -type f) | while read -r p; do
+	cmp "want/rootfs/$p" "merged/$p" || fail "$p: other contents in the stack"
+done
+umount "$T/merged"
+
+note "whiteouts hide only what the layers below hold (OCI layer rules)"
+python3 - <<'PY'
+import io, tarfile
+def layer(path, entries):
+    with tarfile.open(path, "w") as t:
+        for name, kind, data in entries:
+            i = tarfile.TarInfo(name)
+            i.mtime = 1700000000
+            if kind == "dir":
+                i.type = tarfile.DIRTYPE
+                i.mode = 0o755
+                t.addfile(i)
+            else:
+                i.size = len(data)
+                i.mode = 0o644
+                t.addfile(i, io.BytesIO(data))
+layer("w1.tar", [("a", "dir", b""), ("a/old", "file", b"1"), ("b", "dir", b""),
+                 ("b/lower", "file", b"1"), ("c", "dir", b""), ("c/lower", "file", b"1"),
+                 ("d", "file", b"1")])
+# opaque after a same-layer entry; a whiteout of a same-layer file; a
+# whiteout of a lower directory this layer also writes into
+layer("w2.tar", [("a/new", "file", b"2"), ("a/.wh..wh..opq", "file", b""),
+                 ("d2", "file", b"2"), (".wh.d2", "file", b""),
+                 ("b/mine", "file", b"2"), (".wh.b", "file", b""),
+                 ("c/.wh.lower", "file", b""), (".wh.d", "file", b""),
+                 ("gone/.wh.nothing", "file", b"")])
+PY
+$OCI fromtars W w w1.tar w2.tar
+"$E" mkfs --oci W -q w.erofs || fail "mkfs --oci of the whiteout layers failed"
+kmount w.erofs mw
+got=$(cd mw && find . -mindepth 1 | sort | tr '\n' ' ')
+[ "$got" = "./a ./a/new ./b ./b/mine ./c ./d2 " ] ||
+	fail "whiteouts applied wrongly: $got"
+kumount mw
+
+note "damaged layouts: a clear error, exit 1 (bad data) or 2, no image"
+damaged() {
+	local what=$1 code=$2 msg=$3
+	rm -rf D
+	$OCI remake L:app D gzip
+	$OCI break D "$what"
+	expect_exit "$code" "$E" mkfs --oci D:app -q bad.erofs 2>err
+	grep -q -- "$msg" err || fail "$what: the message does not say '$msg': $(cat err)"
+	[ ! -e bad.erofs ] || fail "$what: an image was left"
+	[ -z "$(ls -A . | grep -E '^bad|^\.bad')" ] || fail "$what: a temporary file was left"
+}
+damaged flip-layer 1 "layer 3 of 3 (sha256:.*its content's digest is sha256:"
+damaged grow-layer 1 "layer 3 of 3 .*bytes, where its descriptor says"
+damaged flip-manifest 1 "does not match its digest"
+damaged traversal-digest 1 "is not 64 lower-case hex digits"
+damaged sha512-digest 1 "only sha256 digests are supported"
+damaged missing-layer 1 "layer 3 of 3"
+damaged bad-json 1 "index.json: not valid JSON"
+damaged bad-layer-type 1 "layer 3 is a 'application/vnd.example.not-a-layer'"
+damaged no-oci-layout 2 "not an OCI image layout"
+
+note "--oci-layers with a bad last layer leaves none of the others"
+rm -rf D lay && $OCI remake L:app D gzip && $OCI break D flip-layer
+expect_exit 1 "$E" mkfs --oci D:app --oci-layers lay -q 2>err
+[ -z "$(ls -A lay)" ] || fail "--oci-layers left images of a failed run: $(ls lay)"
+
+note "usage errors"
+expect_exit 2 "$E" mkfs --oci L:app 2>err
+expect_exit 2 "$E" mkfs --oci L:app --tar x.erofs 2>err
+expect_exit 2 "$E" mkfs --oci-layers lay x.erofs dir 2>err
+grep -q "needs --oci" err || fail "--oci-layers alone: $(cat err)"
+echo PASS

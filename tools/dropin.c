@@ -29,7 +29,6 @@ enum action {
 	PASS,     /* hand on as row.erofskit, then the value if any */
 	ACCEPT,   /* take and drop: erofskit already behaves so (row.help says why) */
 	SPECIAL,  /* row.special translates it */
-	NOT_YET,  /* refuse as "not supported yet"; row.erofskit says what is missing */
 	VERSION,
 	HELP,
 };
@@ -317,9 +316,6 @@ static void help(const struct tool *tool)
 	for (r = tool->rows; r->upstream; r++)
 		if (r->help)
 			printf("  %-22s %s\n", r->form ? r->form : r->upstream, r->help);
-	for (r = tool->rows; r->upstream; r++)
-		if (r->action == NOT_YET)
-			printf("  %-22s not supported yet %s\n", r->upstream, r->erofskit);
 	printf("\nThe options themselves: 'erofskit %s --help'.\n", tool->command);
 }
 
@@ -335,10 +331,6 @@ static int apply(struct translation *t, const struct row *r, const char *value)
 		return GO_ON;
 	case SPECIAL:
 		return r->special(t, value);
-	case NOT_YET:
-		fprintf(stderr, "%s: option '%s' is not supported yet %s; give a directory as SOURCE\n",
-			t->tool->name, r->upstream, r->erofskit);
-		return EXIT_USAGE;
 	case VERSION:
 		printf("%s (erofskit) %s\n", t->tool->name, ek_version());
 		return EXIT_OK;

@@ -206,13 +206,6 @@ static int fill_inode(struct build *b, struct tnode *n, const char *path,
 	return 0;
 }
 
-static int cmp_dentry(const void *a, const void *b)
-{
-	const struct tdentry *x = a, *y = b;
-
-	return strcmp(x->name, y->name);
-}
-
 /* Read, sort and create the children of one directory. */
 static int scan_children(struct build *b, struct tnode *dir, const char *path)
 {
@@ -259,8 +252,7 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 	closedir(d);
 	if (ret)
 		return ret;
-	if (dir->nchildren)
-		qsort(dir->children, dir->nchildren, sizeof(*dir->children), cmp_dentry);
+	tree_sort_children(dir);
 
 	for (i = 0; i < dir->nchildren && !ret; i++) {
 		struct tdentry *e = &dir->children[i];

@@ -929,13 +929,6 @@ static int apply_whiteouts(struct tar_reader *r)
 	return 0;
 }
 
-static int cmp_dentry(const void *a, const void *b)
-{
-	const struct tdentry *x = a, *y = b;
-
-	return strcmp(x->name, y->name);
-}
-
 /* The names become each directory's sorted children; directories count
  * their links. */
 static int make_directories(struct tar_reader *r)
@@ -965,8 +958,7 @@ static int make_directories(struct tar_reader *r)
 
 		if (!S_ISDIR(n->mode) || !n->nlink)
 			continue;
-		if (n->nchildren)
-			qsort(n->children, n->nchildren, sizeof(*n->children), cmp_dentry);
+		tree_sort_children(n);
 		for (k = 0; k < n->nchildren; k++)
 			subdirs += S_ISDIR(n->children[k].inode->mode);
 		n->nlink = 2 + subdirs;
@@ -1293,7 +1285,7 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 		root->mtime = b.epoch;
 	}
 	ret = dedupe_plan_stream(&b);
-	if (!ret)
+	if (!ret && !b.o.tar_index)     /* index mode keeps no data */
 		ret = open_spool(&b, image_path);
 	if (!ret)
 		ret = build_open_image(&b, image_path);

@@ -164,3 +164,16 @@ void tree_for_each_xattr(struct tree *t,
 		for (x = t->xbuckets[i]; x; x = x->next)
 			fn(x, ctx);
 }
+
+static int cmp_dentry(const void *a, const void *b)
+{
+	const struct tdentry *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
+void tree_sort_children(struct tnode *dir)
+{
+	if (dir->nchildren > 1)
+		qsort(dir->children, dir->nchildren, sizeof(*dir->children), cmp_dentry);
+}

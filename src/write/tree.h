@@ -106,6 +106,8 @@ void tree_free(struct tree *t);
 /* Remove (and free) the inodes no name links to any more, but the root
  * and keep. */
 void tree_drop_unlinked(struct tree *t, const struct tnode *keep);
+/* Sort a directory's children by name, as EROFS directories hold them. */
+void tree_sort_children(struct tnode *dir);
 
 /* Intern an xattr; returns NULL on allocation failure. */
 struct txattr *tree_intern_xattr(struct tree *t, uint8_t index,

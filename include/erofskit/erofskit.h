@@ -115,6 +115,9 @@ typedef struct ek_super_info {
 EK_API void ek_get_super_info(const ek_image *img, ek_super_info *out);
 /* The threads that decompress for img: its options' workers, resolved. */
 EK_API unsigned int ek_image_workers(const ek_image *img);
+/* How img is read: "pread", "io_uring+O_DIRECT", "io_uring" (EK_IO_URING
+ * where the file refuses O_DIRECT: buffered), or "memory". */
+EK_API const char *ek_image_io(const ek_image *img);
 EK_API ek_nid ek_root_nid(const ek_image *img);
 
 /* Names of the features set in the superblock, comma separated. */

@@ -385,6 +385,11 @@ unsigned int ek_image_workers(const ek_image *img)
 	return img->workers;
 }
 
+const char *ek_image_io(const ek_image *img)
+{
+	return img->io->name;
+}
+
 ek_nid ek_root_nid(const ek_image *img)
 {
 	return img->sb.root_nid;

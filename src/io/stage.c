@@ -1,0 +1,351 @@
+/*
+ * A pool of CHUNK-sized, CHUNK-aligned pieces of the image, read on a ring
+ * of its own and completed by one thread, so that the thread asking for a
+ * range never waits for it.  Chunks are reclaimed least recently used
+ * first, never while being read or copied from.  The pool is small (the
+ * decompressed-cluster cache above it holds what was decoded): it only has
+ * to cover the reads in flight ahead of a sequential reader.
+ */
+#include <errno.h>
+#include <liburing.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/stage.h"
+
+#define CHUNK ((size_t)512 << 10)
+#define CHUNKS 32u                  /* 16 MiB */
+#define FETCH_MAX (CHUNKS / 2)      /* chunks one fetch may take */
+#define WINDOW_MIN 2u               /* readahead windows, in chunks */
+#define WINDOW_MAX (CHUNKS / 4)
+#define SMALL_MISS (CHUNK / 8)
+#define ALIGN 4096u
+
+enum chunk_state { CHUNK_EMPTY, CHUNK_READING, CHUNK_READY };
+
+struct chunk {
+	uint64_t index;             /* offset / CHUNK */
+	enum chunk_state state;
+	size_t len;                 /* bytes read (short at the file's end) */
+	unsigned int users;         /* copies in progress: not reclaimable */
+	bool consumed;              /* a copy was made from it */
+	unsigned int marker_window; /* readahead marker: its window's size */
+	uint64_t window_end;        /* and last chunk */
+	uint64_t last_use;
+	uint8_t *buf;
+};
+
+struct stage {
+	int fd;
+	uint64_t size;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;     /* a read completed */
+	struct io_uring ring;
+	pthread_t reaper;
+	bool stopping, stop_seen;
+	bool fixed;                 /* the chunks are registered buffers */
+	unsigned int reading;
+	uint64_t clock;
+	struct chunk chunks[CHUNKS];
+	uint8_t *memory;
+};
+
+static struct chunk *find(struct stage *s, uint64_t index)
+{
+	unsigned int i;
+
+	for (i = 0; i < CHUNKS; i++)
+		if (s->chunks[i].state != CHUNK_EMPTY && s->chunks[i].index == index)
+			return &s->chunks[i];
+	return NULL;
+}
+
+/* The least recently used chunk nobody reads or copies from, or NULL. */
+static struct chunk *reclaim(struct stage *s)
+{
+	struct chunk *best = NULL;
+	unsigned int i;
+
+	for (i = 0; i < CHUNKS; i++) {
+		struct chunk *c = &s->chunks[i];
+
+		if (c->state == CHUNK_READING || c->users)
+			continue;
+		if (c->state == CHUNK_EMPTY)
+			return c;
+		if (!best || c->last_use < best->last_use)
+			best = c;
+	}
+	return best;
+}
+
+static void *reap(void *arg)
+{
+	struct stage *s = arg;
+	bool done = false;
+
+	while (!done) {
+		struct io_uring_cqe *cqe;
+		struct chunk *c;
+		int res, ret = io_uring_wait_cqe(&s->ring, &cqe);
+
+		if (ret == -EINTR)
+			continue;
+		pthread_mutex_lock(&s->lock);
+		if (ret < 0) {
+			/* The ring is broken: nothing more completes. */
+			unsigned int i;
+
+			for (i = 0; i < CHUNKS; i++)
+				if (s->chunks[i].state == CHUNK_READING)
+					s->chunks[i].state = CHUNK_EMPTY;
+			s->reading = 0;
+			s->stop_seen = true;
+		} else {
+			c = io_uring_cqe_get_data(cqe);
+			res = cqe->res;
+			io_uring_cqe_seen(&s->ring, cqe);
+			if (!c) {
+				s->stop_seen = true;
+			} else {
+				c->state = res > 0 ? CHUNK_READY : CHUNK_EMPTY;
+				c->len = res > 0 ? (size_t)res : 0;
+				s->reading--;
+			}
+		}
+		done = s->stopping && s->stop_seen && !s->reading;
+		pthread_cond_broadcast(&s->changed);
+		pthread_mutex_unlock(&s->lock);
+	}
+	return NULL;
+}
+
+struct stage *stage_create(int fd, uint64_t size)
+{
+	struct stage *s = calloc(1, sizeof(*s));
+	struct iovec iov[CHUNKS];
+	unsigned int i;
+
+	if (!s)
+		return NULL;
+	if (posix_memalign((void **)&s->memory, ALIGN, CHUNK * CHUNKS)) {
+		free(s);
+		return NULL;
+	}
+	if (io_uring_queue_init(CHUNKS * 2, &s->ring, 0) < 0) {
+		free(s->memory);
+		free(s);
+		return NULL;
+	}
+	for (i = 0; i < CHUNKS; i++) {
+		s->chunks[i].buf = s->memory + i * CHUNK;
+		iov[i] = (struct iovec){ s->chunks[i].buf, CHUNK };
+	}
+	/* Fixed buffers spare the kernel pinning the pages on every read;
+	 * refused (a memlock limit), plain reads do the same work. */
+	s->fixed = io_uring_register_buffers(&s->ring, iov, CHUNKS) == 0;
+	s->fd = fd;
+	s->size = size;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->changed, NULL);
+	if (pthread_create(&s->reaper, NULL, reap, s)) {
+		io_uring_queue_exit(&s->ring);
+		pthread_mutex_destroy(&s->lock);
+		pthread_cond_destroy(&s->changed);
+		free(s->memory);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/*
+ * Start reading the missing chunks of [first, last] (those the pool has
+ * room for).  window: the chunk `first` becomes a readahead marker, and a
+ * copy from it starts the next window, twice as large, after `last`.
+ * Called with the lock held.
+ */
+static void fetch_locked(struct stage *s, uint64_t first, uint64_t last, unsigned int window)
+{
+	uint64_t index, chunks = (s->size + CHUNK - 1) / CHUNK;
+	unsigned int queued = 0;
+
+	if (last >= chunks)
+		last = chunks - 1;
+	for (index = first; index <= last && !s->stopping; index++) {
+		struct chunk *c = find(s, index);
+		struct io_uring_sqe *sqe;
+		uint64_t start = index * CHUNK;
+		size_t want = s->size - start < CHUNK ?
+			      (size_t)((s->size - start + ALIGN - 1) / ALIGN * ALIGN) : CHUNK;
+
+		if (c) {
+			c->last_use = ++s->clock;
+			continue;
+		}
+		c = reclaim(s);
+		if (!c || !(sqe = io_uring_get_sqe(&s->ring)))
+			break;
+		*c = (struct chunk){ .index = index, .state = CHUNK_READING, .buf = c->buf,
+				     .last_use = ++s->clock };
+		if (index == first && window) {
+			c->marker_window = window;
+			c->window_end = last;
+		}
+		if (s->fixed)
+			io_uring_prep_read_fixed(sqe, s->fd, c->buf, (unsigned int)want, start,
+						 (int)(c - s->chunks));
+		else
+			io_uring_prep_read(sqe, s->fd, c->buf, (unsigned int)want, start);
+		io_uring_sqe_set_data(sqe, c);
+		s->reading++;
+		queued++;
+	}
+	if (queued)
+		io_uring_submit(&s->ring);
+}
+
+void stage_fetch(struct stage *s, uint64_t off, uint64_t len)
+{
+	uint64_t first, last;
+
+	if (!s || !len || off >= s->size)
+		return;
+	if (len > s->size - off)
+		len = s->size - off;
+	first = off / CHUNK;
+	last = (off + len - 1) / CHUNK;
+	if (last - first >= FETCH_MAX)
+		last = first + FETCH_MAX - 1;
+	pthread_mutex_lock(&s->lock);
+	fetch_locked(s, first, last, 0);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/*
+ * The reader's own readahead, as the kernel keeps one for buffered files:
+ * a miss right after a chunk that was read from starts a window of
+ * WINDOW_MIN chunks; reading from a window's first chunk starts the next,
+ * twice as large up to WINDOW_MAX, so a sequential reader finds its data
+ * staged.  Any other miss of a small request (len up to SMALL_MISS) reads
+ * its whole chunk: neighbours of small pclusters are likely wanted soon,
+ * and one 512 KiB read costs little more than one 4 KiB read (measured on
+ * a virtio disk: 135 us for 32 KiB, 1 ms for 512 KiB); a larger request
+ * is read on its own.  Called with the lock held.
+ */
+static void read_ahead_locked(struct stage *s, uint64_t first, size_t len)
+{
+	struct chunk *c = find(s, first);
+
+	if (!c) {
+		struct chunk *prev = first ? find(s, first - 1) : NULL;
+
+		if (prev && prev->consumed)
+			fetch_locked(s, first, first + WINDOW_MIN - 1, WINDOW_MIN);
+		else if (len <= SMALL_MISS)
+			fetch_locked(s, first, first, 0);
+		return;
+	}
+	if (c->marker_window) {
+		unsigned int window = c->marker_window * 2 < WINDOW_MAX ? c->marker_window * 2
+									  : WINDOW_MAX;
+		uint64_t next = c->window_end + 1;
+
+		c->marker_window = 0;
+		fetch_locked(s, next, next + window - 1, window);
+	}
+}
+
+void stage_prepare(struct stage *s, uint64_t off, size_t len)
+{
+	if (!s || !len)
+		return;
+	pthread_mutex_lock(&s->lock);
+	read_ahead_locked(s, off / CHUNK, len);
+	pthread_mutex_unlock(&s->lock);
+}
+
+int stage_copy(struct stage *s, void *dst, size_t len, uint64_t off)
+{
+	struct chunk *held[FETCH_MAX + 1];
+	uint64_t first, last, index;
+	unsigned int n = 0, k;
+	bool whole = true;
+
+	if (!s || !len)
+		return -ENOENT;
+	first = off / CHUNK;
+	last = (off + len - 1) / CHUNK;
+	if (last - first >= FETCH_MAX)
+		return -ENOENT;
+	pthread_mutex_lock(&s->lock);
+	read_ahead_locked(s, first, len);
+	for (index = first; index <= last; index++) {
+		struct chunk *c = find(s, index);
+
+		if (!c)
+			break;
+		c->users++;
+		c->last_use = ++s->clock;
+		held[n++] = c;
+	}
+	if (n == last - first + 1) {
+		for (k = 0; k < n; k++)
+			while (held[k]->state == CHUNK_READING)
+				pthread_cond_wait(&s->changed, &s->lock);
+		/* A failed read leaves its chunk empty: the caller reads. */
+		for (k = 0; k < n; k++)
+			if (held[k]->state != CHUNK_READY || held[k]->index != first + k)
+				whole = false;
+	} else {
+		whole = false;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (whole) {
+		uint8_t *out = dst;
+
+		for (k = 0; k < n && whole; k++) {
+			uint64_t cstart = held[k]->index * CHUNK;
+			uint64_t from = off > cstart ? off : cstart;
+			uint64_t to = off + len < cstart + CHUNK ? off + len : cstart + CHUNK;
+
+			if (to > cstart + held[k]->len)
+				whole = false;      /* short read: not all there */
+			else
+				memcpy(out + (from - off), held[k]->buf + (from - cstart), to - from);
+		}
+	}
+	pthread_mutex_lock(&s->lock);
+	for (k = 0; k < n; k++) {
+		held[k]->users--;
+		held[k]->consumed |= whole;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return whole ? 0 : -ENOENT;
+}
+
+void stage_destroy(struct stage *s)
+{
+	struct io_uring_sqe *sqe;
+
+	if (!s)
+		return;
+	/* A no-op wakes the reaper; it leaves once nothing is in flight
+	 * (the kernel may still be writing into the chunks until then). */
+	pthread_mutex_lock(&s->lock);
+	s->stopping = true;
+	while (!(sqe = io_uring_get_sqe(&s->ring)))
+		io_uring_submit(&s->ring);
+	io_uring_prep_nop(sqe);
+	io_uring_sqe_set_data(sqe, NULL);
+	io_uring_submit(&s->ring);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->reaper, NULL);
+	io_uring_queue_exit(&s->ring);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->changed);
+	free(s->memory);
+	free(s);
+}

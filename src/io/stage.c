@@ -20,7 +20,7 @@
 #define FETCH_MAX (CHUNKS / 2)      /* chunks one fetch may take */
 #define WINDOW_MIN 2u               /* readahead windows, in chunks */
 #define WINDOW_MAX (CHUNKS / 4)
-#define SMALL_MISS (CHUNK / 8)
+#define SMALL_MISS (CHUNK / 32)
 #define ALIGN 4096u
 
 enum chunk_state { CHUNK_EMPTY, CHUNK_READING, CHUNK_READY };

@@ -172,6 +172,8 @@ static void fetch_locked(struct stage *s, uint64_t first, uint64_t last, unsigne
 	uint64_t index, chunks = (s->size + CHUNK - 1) / CHUNK;
 	unsigned int queued = 0;
 
+	if (first >= chunks)
+		return;
 	if (last >= chunks)
 		last = chunks - 1;
 	for (index = first; index <= last && !s->stopping; index++) {

@@ -375,7 +375,7 @@ int io_open_uring(const char *path, struct io **out, ek_error *err)
 	u->base.size = S_ISBLK(st.st_mode) ? (uint64_t)lseek(fd, 0, SEEK_END)
 					   : (uint64_t)st.st_size;
 	/* Without its stage the direct path still works, reading on demand. */
-	if (u->direct)
+	if (u->direct && u->base.size)
 		u->stage = stage_create(fd, u->base.size);
 	*out = &u->base;
 	return 0;

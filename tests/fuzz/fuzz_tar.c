@@ -12,17 +12,10 @@
 #include <unistd.h>
 
 #include <erofskit/build.h>
-#include <erofskit/check.h>
+
+#include "clean.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void on_problem(void *ctx, const ek_problem *p)
-{
-	(void)ctx;
-	fprintf(stderr, "fuzz_tar: the image it wrote has a problem: %s (nid %llu): %s\n",
-		p->path, (unsigned long long)p->nid, p->message);
-	abort();
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -30,10 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static int made;
 	char input[64], image[64];
 	ek_build_options o;
-	ek_check_options co;
-	ek_check_stats st;
 	ek_error err;
-	ek_image *img;
 	int fd;
 
 	if (!made && !mkdtemp(dir))
@@ -50,16 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ek_parse_compressor("lz4", &o, &err))
 		abort();
 	if (!ek_build_tar(image, input, &o, NULL, &err)) {
-		if (ek_open(image, NULL, &img, &err)) {
-			fprintf(stderr, "fuzz_tar: the image it wrote does not open: %s\n", err.message);
-			abort();
-		}
-		ek_check_options_init(&co);
-		co.workers = 1;
-		co.problem = on_problem;
-		if (ek_check(img, &co, &st, &err) || st.problems)
-			abort();
-		ek_close(img);
+		fuzz_require_clean(image, "fuzz_tar");
 		unlink(image);
 	}
 	close(fd);

@@ -5,7 +5,7 @@
 #   make-seeds.sh EROFSKIT OUTDIR [FIXTURES_DIR]
 set -euo pipefail
 tool=$1 out=$2 fixtures=${3:-}
-mkdir -p "$out/image" "$out/codec" "$out/tar"
+mkdir -p "$out/image" "$out/codec" "$out/tar" "$out/oci"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -58,6 +58,21 @@ mkdir -p "$work/layer/dir"
 : >"$work/layer/dir/.wh..wh..opq"
 echo new >"$work/layer/dir/file"
 tar -C "$work/layer" -cf "$out/tar/layer.tar" .
+# Layouts for the OCI target (fuzz_oci.c's input: parts, "sha256:@N" and
+# "@@N" naming part N's digest and size): two layers, one with whiteouts.
+mkdir -p "$out/oci"
+python3 - "$out/tar/gnu.tar" "$out/tar/layer.tar" "$out/oci/layout" <<'PY'
+import sys
+layer = lambda n: '{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:@%d","size":@@%d}' % (n, n)
+index = ('{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json",'
+         '"digest":"sha256:@1","size":@@1,"annotations":{"org.opencontainers.image.ref.name":"t"}}]}')
+manifest = ('{"schemaVersion":2,"config":{"mediaType":"application/vnd.oci.image.config.v1+json",'
+            '"digest":"sha256:@2","size":@@2},"layers":[%s,%s]}' % (layer(3), layer(4)))
+config = '{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_ids":[]}}'
+parts = [index.encode(), manifest.encode(), config.encode(),
+         open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()]
+open(sys.argv[3], "wb").write(b"\n--\n".join(parts))
+PY
 if [ -n "$fixtures" ] && [ -d "$fixtures" ]; then
 	for img in "$fixtures"/*.img; do
 		[ "$(stat -c %s "$img")" -le $((2 << 20)) ] && cp "$img" "$out/image/"

@@ -1,0 +1,9 @@
+/* For the targets that write images (tar, OCI): what they write is clean. */
+#ifndef EK_FUZZ_CLEAN_H
+#define EK_FUZZ_CLEAN_H
+
+/* Open image and check all of it; abort, naming who wrote it, unless it
+ * opens and fsck finds no problem. */
+void fuzz_require_clean(const char *image, const char *who);
+
+#endif

@@ -570,11 +570,13 @@ int cmd_mount(int argc, char **argv)
 		goto out;
 	}
 	/* Said once, here, while standard error is still the user's. */
-	if (oo.io == EK_IO_URING && strcmp(ek_image_io(m.img), "io_uring+O_DIRECT"))
-		cli_error(CMD, "%s: %s; reading it with %s (the kernel caches its blocks)",
-			  arg_image, strcmp(ek_image_io(m.img), "pread") ?
-			  "its filesystem refuses O_DIRECT" : "io_uring is not available",
-			  strcmp(ek_image_io(m.img), "pread") ? "buffered io_uring" : "pread");
+	if (oo.io == EK_IO_URING && strcmp(ek_image_io(m.img), "io_uring+O_DIRECT")) {
+		bool no_uring = !strcmp(ek_image_io(m.img), "pread");
+
+		cli_error(CMD, "%s: %s; reading it with %s (the kernel caches its blocks)", arg_image,
+			  no_uring ? "io_uring is not available" : "its filesystem refuses O_DIRECT",
+			  no_uring ? "pread" : "buffered io_uring");
+	}
 	ek_close(m.img);
 	m.img = NULL;
 

@@ -95,14 +95,16 @@ static void *reap(void *arg)
 			continue;
 		pthread_mutex_lock(&s->lock);
 		if (ret < 0) {
-			/* The ring is broken: nothing more completes. */
+			/* The ring is broken: nothing more completes, nothing
+			 * more is fetched, and this thread is done (waiting
+			 * again would fail again at once). */
 			unsigned int i;
 
 			for (i = 0; i < CHUNKS; i++)
 				if (s->chunks[i].state == CHUNK_READING)
 					s->chunks[i].state = CHUNK_EMPTY;
 			s->reading = 0;
-			s->stop_seen = true;
+			s->stopping = s->stop_seen = true;
 		} else {
 			c = io_uring_cqe_get_data(cqe);
 			res = cqe->res;
@@ -213,10 +215,9 @@ void stage_fetch(struct stage *s, uint64_t off, uint64_t len)
 {
 	uint64_t first, last;
 
-	if (!s || !len || off >= s->size)
+	/* fetch_locked keeps within the file. */
+	if (!s || !len)
 		return;
-	if (len > s->size - off)
-		len = s->size - off;
 	first = off / CHUNK;
 	last = (off + len - 1) / CHUNK;
 	if (last - first >= FETCH_MAX)
@@ -283,7 +284,6 @@ int stage_copy(struct stage *s, void *dst, size_t len, uint64_t off)
 	if (last - first >= FETCH_MAX)
 		return -ENOENT;
 	pthread_mutex_lock(&s->lock);
-	read_ahead_locked(s, first, len);
 	for (index = first; index <= last; index++) {
 		struct chunk *c = find(s, index);
 
@@ -299,7 +299,7 @@ int stage_copy(struct stage *s, void *dst, size_t len, uint64_t off)
 				pthread_cond_wait(&s->changed, &s->lock);
 		/* A failed read leaves its chunk empty: the caller reads. */
 		for (k = 0; k < n; k++)
-			if (held[k]->state != CHUNK_READY || held[k]->index != first + k)
+			if (held[k]->state != CHUNK_READY)
 				whole = false;
 	} else {
 		whole = false;

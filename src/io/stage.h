@@ -15,10 +15,11 @@ struct stage;
 /* For fd (opened O_DIRECT) of size bytes; NULL when it cannot be set up
  * (no memory, no io_uring, no thread): reads then go to the file. */
 struct stage *stage_create(int fd, uint64_t size);
-/* Start reading [off, off + len) (clipped to the pool) without waiting. */
+/* Start reading [off, off + len) (clipped to the pool and the file)
+ * without waiting. */
 void stage_fetch(struct stage *s, uint64_t off, uint64_t len);
 /* A read of [off, off + len) is coming: start what readahead it calls
- * for (see stage.c), without waiting; stage_copy does the same. */
+ * for (see stage.c), without waiting.  Call it before stage_copy. */
 void stage_prepare(struct stage *s, uint64_t off, size_t len);
 /* Copy [off, off + len) into dst from chunks that hold it or are reading
  * it (waiting for those): 0, or -ENOENT when not all of it is staged. */

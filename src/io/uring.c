@@ -7,7 +7,7 @@
  * the shape devices serve best: a batch's requests are sorted and merged
  * into large aligned spans (neighbours, and gaps up to MERGE_GAP between
  * them, read once), several spans in flight, into a per-ring arena, then
- * copied out.
+ * copied out (buffered reads go straight into the requests).
  * prefetch() hands ranges the read layer will want soon to a stage (a
  * small pool of aligned chunks read asynchronously, stage.c), whose chunks
  * later reads copy from.
@@ -187,7 +187,8 @@ static void finish_span(const struct span *s, struct io_req **sorted)
  * The sorted requests from *next on, as spans that fit the arena (and
  * DEPTH); a request too large for it gets a span of its own, into its own
  * buffer when aligned, else a bounce buffer (*bounce, freed by the
- * caller).  Returns the number of spans.
+ * caller); buffered reads are one span each, into the request.  Returns
+ * the number of spans.
  */
 static size_t plan_spans(struct uring_io *u, struct ring *r, struct io_req **sorted,
 			 size_t n, size_t *next, struct span *spans, uint8_t **bounce)
@@ -197,9 +198,16 @@ static size_t plan_spans(struct uring_io *u, struct ring *r, struct io_req **sor
 	while (*next < n && count < DEPTH) {
 		struct io_req *q = sorted[*next];
 		struct span *s = &spans[count];
-		uint64_t start = u->direct ? align_down(q->offset) : q->offset;
-		uint64_t end = u->direct ? align_up(q->offset + q->len) : q->offset + q->len;
+		uint64_t start = align_down(q->offset), end = align_up(q->offset + q->len);
 
+		/* Buffered reads need no alignment: straight into the request. */
+		if (!u->direct) {
+			*s = (struct span){ .start = q->offset, .len = q->len, .dst = q->buf,
+					    .first = *next, .last = *next };
+			count++;
+			(*next)++;
+			continue;
+		}
 		if (end - start > ARENA) {
 			if (count)
 				break;          /* next round, alone */
@@ -219,7 +227,7 @@ static size_t plan_spans(struct uring_io *u, struct ring *r, struct io_req **sor
 			(*next)++;
 			return 1;
 		}
-		if (count && u->direct) {
+		if (count) {
 			struct span *prev = &spans[count - 1];
 			uint64_t prev_end = prev->start + prev->len;
 
@@ -306,10 +314,6 @@ static void uring_prefetch(struct io *io, uint64_t offset, uint64_t len)
 {
 	struct uring_io *u = (struct uring_io *)io;
 
-	if (offset >= io->size)
-		return;
-	if (len > io->size - offset)
-		len = io->size - offset;
 	if (u->stage)
 		stage_fetch(u->stage, offset, len);
 	else if (!u->direct)    /* buffered: the kernel's readahead */

@@ -39,3 +39,38 @@ void digest_end(struct digest_state *d, uint8_t out[DIGEST_SIZE])
 		memset(out, 0xFF, DIGEST_SIZE);
 	EVP_MD_CTX_free((EVP_MD_CTX *)d);
 }
+
+void digest_to_hex(const uint8_t d[DIGEST_SIZE], char out[2 * DIGEST_SIZE + 1])
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < DIGEST_SIZE; i++) {
+		out[2 * i] = digits[d[i] >> 4];
+		out[2 * i + 1] = digits[d[i] & 15];
+	}
+	out[2 * DIGEST_SIZE] = '\0';
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int digest_from_hex(const char *s, uint8_t out[DIGEST_SIZE])
+{
+	size_t i;
+
+	for (i = 0; i < DIGEST_SIZE; i++) {
+		int hi = hex_digit(s[2 * i]), lo = hi < 0 ? -1 : hex_digit(s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return s[2 * DIGEST_SIZE] ? -1 : 0;
+}

@@ -20,4 +20,10 @@ struct digest_state *digest_begin(void);          /* NULL: no memory */
 void digest_add(struct digest_state *d, const void *data, size_t len);
 void digest_end(struct digest_state *d, uint8_t out[DIGEST_SIZE]);   /* frees d */
 
+/* The lower-case hex form, as OCI digests spell it ("sha256:" + this). */
+void digest_to_hex(const uint8_t d[DIGEST_SIZE], char out[2 * DIGEST_SIZE + 1]);
+/* Parse exactly 2 * DIGEST_SIZE lower-case hex digits ending the string:
+ * 0, or -1 for anything else. */
+int digest_from_hex(const char *s, uint8_t out[DIGEST_SIZE]);
+
 #endif

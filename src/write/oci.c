@@ -82,15 +82,6 @@ static enum blob_kind kind_of(const char *media_type)
 	return BLOB_OTHER;
 }
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;          /* the spec's encoded digests are lower case */
-}
-
 /* A descriptor object: mediaType, digest "sha256:<64 hex>", size. */
 static int parse_descriptor(struct layout *l, json_t *obj, const char *what,
 			    struct descriptor *d)
@@ -99,7 +90,6 @@ static int parse_descriptor(struct layout *l, json_t *obj, const char *what,
 	json_t *digest = json_object_get(obj, "digest");
 	json_t *size = json_object_get(obj, "size");
 	const char *s;
-	size_t i;
 
 	if (!json_is_object(obj) || !json_is_string(type) || !json_is_string(digest) ||
 	    !json_is_integer(size))
@@ -114,19 +104,12 @@ static int parse_descriptor(struct layout *l, json_t *obj, const char *what,
 	if (strncmp(s, "sha256:", 7))
 		return err_fail(l->err, -EUCLEAN, "%s: %s: digest '%.80s': only sha256 digests "
 				"are supported", l->dir, what, s);
-	s += 7;
-	for (i = 0; i < DIGEST_SIZE; i++) {
-		int hi = hex_value(s[2 * i]), lo = hi < 0 ? -1 : hex_value(s[2 * i + 1]);
-
-		if (hi < 0 || lo < 0)
-			break;
-		d->digest[i] = (uint8_t)(hi << 4 | lo);
-	}
-	if (i < DIGEST_SIZE || s[2 * DIGEST_SIZE])
-		return err_fail(l->err, -EUCLEAN, "%s: %s: digest 'sha256:%.80s' is not 64 "
+	/* The spec's encoded digests are lower case; checked before the
+	 * digest becomes part of a path. */
+	if (digest_from_hex(s + 7, d->digest))
+		return err_fail(l->err, -EUCLEAN, "%s: %s: digest '%.80s' is not 64 "
 				"lower-case hex digits", l->dir, what, s);
-	memcpy(d->hex, s, 2 * DIGEST_SIZE);
-	d->hex[2 * DIGEST_SIZE] = '\0';
+	digest_to_hex(d->digest, d->hex);
 	return 0;
 }
 

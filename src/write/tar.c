@@ -342,13 +342,20 @@ static struct tnode *implicit_dir(struct tar_reader *r, struct tnode *parent)
 	return d;
 }
 
+/* How walk_to_parent treats what is not there as a directory. */
+enum walk {
+	WALK_CREATE = 1,        /* make missing directories (else: NULL) */
+	WALK_SKIP_NONDIR = 2,   /* a non-directory on the way: NULL, no error */
+};
+
 /*
  * The directory that holds the last of `count` components, created as
- * needed; every component on the way must be a directory (never a
- * symlink: nothing is followed).  create false: NULL when missing.
+ * needed (WALK_CREATE); every component on the way must be a directory
+ * (never a symlink: nothing is followed), else an error, or NULL with
+ * WALK_SKIP_NONDIR.  Without WALK_CREATE: NULL when one is missing.
  */
 static int walk_to_parent(struct tar_reader *r, const char *comps, size_t count,
-			  bool create, struct tnode **out)
+			  unsigned int how, struct tnode **out)
 {
 	struct tnode *dir = r->b->tree.root;
 	const char *c = comps;
@@ -359,14 +366,18 @@ static int walk_to_parent(struct tar_reader *r, const char *comps, size_t count,
 		struct tnode *d;
 		int ret;
 
-		if (e && !S_ISDIR(e->child->mode))
+		if (e && !S_ISDIR(e->child->mode)) {
+			*out = NULL;
+			if (how & WALK_SKIP_NONDIR)
+				return 0;
 			return entry_fail(r, -EUCLEAN, "'%s' on its way is a %s, not a directory",
 					  c, type_name(e->child->mode));
+		}
 		if (e) {
 			dir = e->child;
 			continue;
 		}
-		if (!create) {
+		if (!(how & WALK_CREATE)) {
 			*out = NULL;
 			return 0;
 		}
@@ -380,25 +391,6 @@ static int walk_to_parent(struct tar_reader *r, const char *comps, size_t count,
 	}
 	*out = dir;
 	return 0;
-}
-
-/* Whether the directories on a path, as far as they exist, all are. */
-static bool under_directories(struct tar_reader *r, const char *comps, size_t count)
-{
-	struct tnode *dir = r->b->tree.root;
-	const char *c = comps;
-	size_t i;
-
-	for (i = 0; i + 1 < count; i++, c += strlen(c) + 1) {
-		struct tar_name *e = name_find(r, dir, c, strlen(c));
-
-		if (!e)
-			return true;
-		if (!S_ISDIR(e->child->mode))
-			return false;
-		dir = e->child;
-	}
-	return true;
 }
 
 static const char *last_component(const char *comps, size_t count)
@@ -608,7 +600,7 @@ static int find_path(struct tar_reader *r, const char *raw, struct tnode **out)
 		free(comps);
 		return 0;
 	}
-	ret = walk_to_parent(r, comps, count, false, &dir);
+	ret = walk_to_parent(r, comps, count, 0, &dir);
 	if (!ret && dir) {
 		const char *last = last_component(comps, count);
 
@@ -704,10 +696,12 @@ static int add_named(struct tar_reader *r, struct archive_entry *e, const char *
 
 	/* A whiteout beneath a non-directory hides nothing: that entry hides
 	 * all below it already (umoci writes such).  Flattening, one beneath
-	 * no directory at all hides nothing either. */
-	if (marker && !under_directories(r, comps, count))
-		return 0;
-	ret = walk_to_parent(r, comps, count, !(marker && r->flatten), &parent);
+	 * no directory at all hides nothing either.  (Existing components
+	 * come before created ones, so nothing is made for a skipped one.) */
+	ret = walk_to_parent(r, comps, count,
+			     !marker ? WALK_CREATE :
+			     r->flatten ? WALK_SKIP_NONDIR : WALK_CREATE | WALK_SKIP_NONDIR,
+			     &parent);
 	if (ret || !parent)
 		return ret;
 	if (marker) {
@@ -825,7 +819,7 @@ static int resolve_deferred_links(struct tar_reader *r)
 			ret = split_path(r, l->path, &comps, &count);
 		if (ret)
 			break;
-		ret = walk_to_parent(r, comps, count, true, &parent);
+		ret = walk_to_parent(r, comps, count, WALK_CREATE, &parent);
 		if (!ret)
 			ret = link_to(r, parent, last_component(comps, count), target);
 		free(comps);
@@ -866,6 +860,22 @@ static size_t first_child(const struct child_ref *refs, size_t nrefs, const stru
 	return lo;
 }
 
+static bool hide_lower(struct tar_reader *r, const struct child_ref *refs, size_t nrefs,
+		       struct tar_name *e);
+
+/* hide_lower() on each name in dir; whether any is still there. */
+static bool hide_lower_children(struct tar_reader *r, const struct child_ref *refs,
+				size_t nrefs, const struct tnode *dir)
+{
+	bool kept = false;
+	size_t i;
+
+	for (i = first_child(refs, nrefs, dir); i < nrefs && refs[i].parent == (uintptr_t)dir; i++)
+		if (r->v[refs[i].index].name && hide_lower(r, refs, nrefs, &r->v[refs[i].index]))
+			kept = true;
+	return kept;
+}
+
 /*
  * A whiteout of the current layer hides what the layers below it gave
  * (the OCI layer rules): a name a lower layer gave goes, one this layer
@@ -875,19 +885,8 @@ static size_t first_child(const struct child_ref *refs, size_t nrefs, const stru
 static bool hide_lower(struct tar_reader *r, const struct child_ref *refs, size_t nrefs,
 		       struct tar_name *e)
 {
-	bool kept_child = false;
+	bool kept_child = S_ISDIR(e->child->mode) && hide_lower_children(r, refs, nrefs, e->child);
 
-	if (S_ISDIR(e->child->mode)) {
-		size_t i;
-
-		for (i = first_child(refs, nrefs, e->child);
-		     i < nrefs && refs[i].parent == (uintptr_t)e->child; i++) {
-			struct tar_name *c = &r->v[refs[i].index];
-
-			if (c->name && hide_lower(r, refs, nrefs, c))
-				kept_child = true;
-		}
-	}
 	if (e->layer == r->layer || kept_child)
 		return true;
 	name_unlink(r, e);
@@ -920,10 +919,7 @@ static int apply_whiteouts(struct tar_reader *r)
 	}
 	r->nwhiteouts = 0;
 	for (k = 0; k < r->nopaque; k++)
-		for (i = first_child(refs, nrefs, r->opaque[k]);
-		     i < nrefs && refs[i].parent == (uintptr_t)r->opaque[k]; i++)
-			if (r->v[refs[i].index].name)
-				hide_lower(r, refs, nrefs, &r->v[refs[i].index]);
+		hide_lower_children(r, refs, nrefs, r->opaque[k]);
 	r->nopaque = 0;
 	free(refs);
 	return 0;
@@ -1091,10 +1087,8 @@ static int check_verified(struct tar_reader *r, const struct tar_layer *l)
 				(unsigned long long)l->size);
 	if (memcmp(got, l->digest, DIGEST_SIZE)) {
 		char hex[2 * DIGEST_SIZE + 1];
-		size_t i;
 
-		for (i = 0; i < DIGEST_SIZE; i++)
-			snprintf(hex + 2 * i, 3, "%02x", got[i]);
+		digest_to_hex(got, hex);
 		return err_fail(r->b->err, -EUCLEAN, "%s: its content's digest is sha256:%s, "
 				"not the one its descriptor names", r->source, hex);
 	}

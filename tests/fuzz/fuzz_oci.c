@@ -127,12 +127,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* Later parts first: earlier ones name their digests. */
 	for (i = n; i-- > 0;) {
 		uint8_t d[DIGEST_SIZE];
-		size_t k;
 
 		substitute(parts, n, i, starts[i], lens[i]);
 		digest_of(parts[i].text, parts[i].len, d);
-		for (k = 0; k < DIGEST_SIZE; k++)
-			snprintf(parts[i].hex + 2 * k, 3, "%02x", d[k]);
+		digest_to_hex(d, parts[i].hex);
 		if (i == 0)
 			snprintf(path, sizeof(path), "%s/layout/index.json", dir);
 		else

@@ -119,6 +119,9 @@ struct codec {
 	 * than the format's 2047 (0: no more limit). */
 	uint16_t cluster_blocks_max;
 	const struct encoder_ops *encoder;
+	/* Its encoder codes literals by their frequency (Huffman, FSE, a
+	 * range coder), so data LZ4 cannot shrink may still shrink. */
+	bool entropy_coded;
 	/* Decoders of the algorithm, the default (fastest) first, NULL
 	 * terminated; NULL on a row that shares its algorithm with an
 	 * earlier one (lz4hc: lz4's). */

@@ -41,12 +41,14 @@ static const struct codec codecs[CODEC_COUNT] = {
 		.algorithm = EROFS_ALG_DEFLATE,
 		.level_min = 0, .level_max = 12, .level_default = 6,
 		.encoder = &deflate_encoder_ops, .decoders = deflate_decoders,
+		.entropy_coded = true,
 		.decoder_env = "EROFSKIT_ENGINE",
 	},
 	[EK_COMPRESS_ZSTD] = {
 		.name = "zstd", .algorithm = EROFS_ALG_ZSTD,
 		.level_min = 1, .level_max = 22, .level_default = 3,
 		.encoder = &zstd_encoder_ops, .decoders = zstd_decoders,
+		.entropy_coded = true,
 	},
 	[EK_COMPRESS_LZMA] = {
 		.name = "lzma", .algorithm = EROFS_ALG_LZMA,
@@ -55,6 +57,7 @@ static const struct codec codecs[CODEC_COUNT] = {
 		/* liblzma's smallest; the kernel takes up to 8 MiB. */
 		.dict_min = 4096, .dict_max = 8u << 20,
 		.encoder = &lzma_encoder_ops, .decoders = lzma_decoders,
+		.entropy_coded = true,
 		.decoder_env = "EROFSKIT_LZMA_ENGINE",
 	},
 };

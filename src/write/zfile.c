@@ -385,7 +385,8 @@ int zfile_finish(struct zbuilder *zb, struct zfile *f, struct ztask *last)
 		tail.kind = TAIL_FRAGMENT;
 		tail.la = last->tail_la;
 		tail.packed_estimate = probe_size(last->in + (tail.la - last->off),
-						  (size_t)(n->size - tail.la));
+						  (size_t)(n->size - tail.la),
+						  zb->codec->entropy_coded);
 	} else if (b->lay.tailpack && !f->packed && last->next) {
 		tail.held = &last->ext[last->next - 1];
 		choose_inline(zb, f, last, &tail);

@@ -215,11 +215,17 @@ for tool in "$MKFS" "$FSCK" "$DUMP"; do
 	grep -qF "usage: $(basename "$tool")" help.out || fail "$tool --help: no usage line"
 	grep -qE '^  --?[a-zA-Z]' help.out || fail "$tool --help: no options listed"
 done
-"$MKFS" --help | grep -qF -- '--workers=N' || fail "mkfs.erofs --help does not list --workers"
-"$FSCK" --help | grep -qF -- '--extract[=DIR]' || fail "fsck.erofs --help does not list --extract"
-"$DUMP" --help | grep -qF -- '--path=P' || fail "dump.erofs --help does not list --path"
+# Each help text goes to a file first: grep -q stops reading at its first
+# match, and a tool still writing would die of SIGPIPE (pipefail).
+"$MKFS" --help >help.out && grep -qF -- '--workers=N' help.out ||
+	fail "mkfs.erofs --help does not list --workers"
+"$FSCK" --help >help.out && grep -qF -- '--extract[=DIR]' help.out ||
+	fail "fsck.erofs --help does not list --extract"
+"$DUMP" --help >help.out && grep -qF -- '--path=P' help.out ||
+	fail "dump.erofs --help does not list --path"
 # erofskit's own name is unchanged.
-"$E" mkfs --help | grep -qF "usage: erofskit mkfs" || fail "erofskit mkfs --help changed"
+"$E" mkfs --help >help.out && grep -qF "usage: erofskit mkfs" help.out ||
+	fail "erofskit mkfs --help changed"
 
 note "cmake --install with EROFSKIT_INSTALL_DROPIN_LINKS"
 if [ -n "${EROFSKIT_SRC:-}" ] && command -v cmake >/dev/null; then

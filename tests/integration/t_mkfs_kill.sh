@@ -1,6 +1,6 @@
 # mkfs writes IMAGE.tmp.* and renames it only when everything succeeded:
-#  1. kill -9 in the middle of a long build (200 MiB of random data with
-#     lzma) never leaves a file at IMAGE (only IMAGE.tmp.* may remain), and
+#  1. kill -9 in the middle of a long build (64 MiB of noise with lzma)
+#     never leaves a file at IMAGE (only IMAGE.tmp.* may remain), and
 #     a pre-existing IMAGE keeps its old content;
 #  2. kills spread over a whole (shorter) build, up to its last moments:
 #     IMAGE is always either the old image or the complete new one (builds
@@ -24,15 +24,22 @@ only_image_and_tmp() {
 	done < <(find "$1" -mindepth 1 -maxdepth 1 -printf '%f\n')
 }
 
+# Noise that takes the encoder's time: random bytes in base64.  Raw random
+# bytes would not do: mkfs sees they do not compress and stores them as
+# they are, without compressing.
+noise() {   # RANDOM_BYTES FILE
+	head -c "$1" /dev/urandom | base64 -w 76 > "$2"
+}
+
 mkdir -p "$T/big" "$T/out" "$T/old"
-head -c 200M /dev/urandom > "$T/big/random.bin"
+noise 48M "$T/big/noise.txt"
 echo "small" > "$T/big/small.txt"
 echo "the old image" > "$T/old/old.txt"
 "$EROFSKIT" mkfs -q "$T/old.img" "$T/old" || fail "mkfs of the old image"
 OLD=$(sha_of "$T/old.img")
 
 # Two compression threads whatever the machine, so that a build lasts long
-# enough everywhere (about 10 s for 200 MiB).
+# enough everywhere (about 10 s for 64 MiB).
 MKFS_OPTS="-q -zlzma --workers 2"
 
 # kill_after SECONDS IMG SRC: start mkfs, kill -9 it after SECONDS (only if
@@ -53,7 +60,7 @@ kill_after() {
 	return 0
 }
 
-note "1. kill -9 during a 200 MiB lzma build"
+note "1. kill -9 during a 64 MiB lzma build"
 landed=0
 for delay in 0.3 1 2.5; do
 	# Without an image at the path...
@@ -78,7 +85,7 @@ done
 
 note "2. kills spread over a whole build"
 mkdir -p "$T/mid"
-head -c 24M /dev/urandom > "$T/mid/random.bin"
+noise 18M "$T/mid/noise.txt"
 cp -r "$T/old" "$T/mid/sub"
 # The build's duration: the shorter of two builds (both must be the same).
 dur=
@@ -110,7 +117,7 @@ note "$landed of 12 kills landed mid-build"
 
 note "3. a source file growing while mkfs reads it"
 mkdir -p "$T/grow"
-head -c 16M /dev/urandom > "$T/grow/bulk.bin"
+noise 12M "$T/grow/bulk.txt"
 head -c 1M /dev/urandom > "$T/grow/growing.log"
 detected=0
 for try in 1 2 3 4 5; do

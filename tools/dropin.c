@@ -152,7 +152,7 @@ static const struct row mkfs_rows[] = {
 	  "                         no ':' alternatives)" },
 	{ "-E", VALUE, PASS, "-E", NULL, "-E OPT[,OPT]",
 	  "ztailpacking, fragments[=SIZE], all-fragments[=SIZE], dedupe, fragdedupe=MODE,\n"
-	  "                         noinline_data, ^OPT" },
+	  "                         noinline_data, 48bit, ^OPT" },
 	{ "-L", VALUE, PASS, "-L", NULL, "-L LABEL", "volume label" },
 	{ "-T", VALUE, PASS, "-T", NULL, "-T N", "build time, and every file's mtime unless --mkfs-time" },
 	{ "--mkfs-time", NO_VALUE, PASS, "--mkfs-time", NULL, NULL, "with -T: the build time only" },

@@ -104,6 +104,11 @@ typedef struct ek_build_options {
 
 	/* sparse files become chunk-based (holes cost no space); default on */
 	bool no_sparse_chunks;
+	/* the 48bit feature (mkfs.erofs -E48bit), for Linux 6.15 and later
+	 * only (older kernels refuse the image): compact inodes carry their
+	 * own mtime, in seconds after the epoch, so files whose times differ
+	 * take 32 bytes instead of 64 */
+	bool format_48bit;
 	/* tar input: ".wh.NAME" entries become overlayfs whiteouts (0:0
 	 * character devices) and ".wh..wh..opq" makes its directory opaque
 	 * (trusted.overlay.opaque=y), as container layers mean them */

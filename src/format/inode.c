@@ -161,7 +161,7 @@ int fmt_inode_decode(const uint8_t *buf, const struct fmt_super *sb,
 	return 0;
 }
 
-void fmt_inode_encode(const struct fmt_inode *in, uint8_t *out)
+void fmt_inode_encode(const struct fmt_inode *in, int64_t epoch, uint8_t *out)
 {
 	uint16_t i_format = fmt_iformat(in->extended, in->layout);
 
@@ -189,9 +189,10 @@ void fmt_inode_encode(const struct fmt_inode *in, uint8_t *out)
 		put_le16(out + 6, in->format_bit4 && !S_ISDIR(in->mode) ?
 				  in->nb : (uint16_t)in->nlink);
 		put_le32(out + 8, (uint32_t)in->size);
-		/* i_mtime stays 0: the writer uses compact cores only for
-		 * inodes whose mtime equals the superblock epoch, which reads
-		 * the same on kernels before and after 6.15. */
+		/* Seconds after the epoch (6.15+).  0 unless the image is
+		 * 48-bit: its other compact cores have mtime == epoch, which
+		 * reads the same on older kernels, which ignore the field. */
+		put_le32(out + 12, (uint32_t)(in->mtime - epoch));
 		put_le32(out + 16, in->u);
 		put_le32(out + 20, in->ino);
 		put_le16(out + 24, (uint16_t)in->uid);

@@ -53,8 +53,10 @@ static inline uint32_t fmt_xattr_isize(uint16_t icount)
 int fmt_inode_decode(const uint8_t *buf, const struct fmt_super *sb,
 		     struct fmt_inode *out, fmt_why *why);
 
-/* Encode `in` (core_size selects the form) into out[core_size]. */
-void fmt_inode_encode(const struct fmt_inode *in, uint8_t *out);
+/* Encode `in` (core_size selects the form) into out[core_size]; a
+ * compact core's mtime is stored relative to the superblock's epoch (the
+ * caller makes sure it lies in [epoch, epoch + 2^32)). */
+void fmt_inode_encode(const struct fmt_inode *in, int64_t epoch, uint8_t *out);
 
 /* Device number encoding of i_u for character and block devices. */
 uint32_t fmt_encode_rdev(uint32_t major, uint32_t minor);

@@ -33,15 +33,35 @@ static int cmp_mtime(const void *a, const void *b)
 	return x->nsec < y->nsec ? -1 : (x->nsec > y->nsec);
 }
 
+/* Nanoseconds first: a 48-bit image's compact inodes share only those. */
+static int cmp_nsec_first(const void *a, const void *b)
+{
+	const struct mtime_count *x = a, *y = b;
+
+	if (x->nsec != y->nsec)
+		return x->nsec < y->nsec ? -1 : 1;
+	return x->sec < y->sec ? -1 : (x->sec > y->sec);
+}
+
+static bool same_count(const struct mtime_count *x, const struct mtime_count *y,
+		       bool nsec_only)
+{
+	return nsec_only ? x->nsec == y->nsec : !cmp_mtime(x, y);
+}
+
 /*
- * The superblock epoch is the mtime every compact inode shows.  With -T or
- * SOURCE_DATE_EPOCH it is that time; otherwise the most common mtime of the
- * tree (earliest on ties), so that as many inodes as possible are compact.
+ * The superblock epoch is the mtime every compact inode shows (on a
+ * 48-bit image, its base: each compact inode adds its own seconds, and
+ * shares its nanoseconds).  With -T or SOURCE_DATE_EPOCH it is that time;
+ * otherwise the most common mtime of the tree (earliest on ties), or on a
+ * 48-bit image the earliest mtime with the most common nanoseconds, so
+ * that as many inodes as possible are compact.
  */
 static int choose_epoch(struct build *b)
 {
 	struct mtime_count *t, best = { 0, 0 };
 	uint64_t i, run, best_run = 0, k = 0;
+	bool nsec_only = b->o.format_48bit;
 	struct tnode *n;
 
 	if (b->o.timestamp_set || b->o.clamp_mtime) {
@@ -54,10 +74,10 @@ static int choose_epoch(struct build *b)
 		return err_fail(b->err, -ENOMEM, "out of memory");
 	for (n = b->tree.first; n; n = n->next)
 		t[k++] = (struct mtime_count){ n->mtime, n->mtime_nsec };
-	qsort(t, k, sizeof(*t), cmp_mtime);
+	qsort(t, k, sizeof(*t), nsec_only ? cmp_nsec_first : cmp_mtime);
 	for (i = 0; i < k; i += run) {
 		run = 1;
-		while (i + run < k && !cmp_mtime(&t[i], &t[i + run]))
+		while (i + run < k && same_count(&t[i], &t[i + run], nsec_only))
 			run++;
 		if (run > best_run) {
 			best_run = run;

@@ -55,7 +55,7 @@ static void encode_core(const struct build *b, const struct tnode *n,
 		.gid = n->gid,
 	};
 
-	fmt_inode_encode(&in, out);
+	fmt_inode_encode(&in, b->epoch, out);
 }
 
 /* Directory content: full blocks to the image, the tail inline. */

@@ -126,13 +126,15 @@ static int parse_one(char *tok, ek_build_options *o, ek_error *err)
 		else
 			return err_fail(err, -EINVAL, "-Efragdedupe=%s: inode, full or off", arg);
 		return 0;
+	} else if (!strcmp(name, "48bit")) {
+		o->format_48bit = !off;
 	} else if (!strcmp(name, "noinline_data")) {
 		o->no_inline_data = !off;
 	} else if (!strcmp(name, "inline_data")) {
 		o->no_inline_data = off;
 	} else {
 		return err_fail(err, -EINVAL,
-				"-E%s: not an extended option erofskit implements (ztailpacking, fragments[=SIZE], all-fragments[=SIZE], dedupe, fragdedupe=inode|full|off, noinline_data)",
+				"-E%s: not an extended option erofskit implements (ztailpacking, fragments[=SIZE], all-fragments[=SIZE], dedupe, fragdedupe=inode|full|off, noinline_data, 48bit)",
 				name);
 	}
 	if (arg)
@@ -263,6 +265,8 @@ int build_check_options(struct build *b)
 		ret = pool_resolve_workers(b->o.workers, &b->workers, b->err);
 	if (!ret)
 		resolve_layouts(b);
+	if (b->o.format_48bit)
+		b->feature_incompat |= EROFS_INCOMPAT_48BIT;
 	return ret;
 }
 

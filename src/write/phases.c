@@ -17,14 +17,25 @@
 #include "write/dedupe.h"
 #include "write/fragments.h"
 
-/* A compact 32-byte core where everything fits and the mtime is the epoch. */
+/* Whether a compact core shows n's mtime: the epoch's own, or on a 48-bit
+ * image any second of the 2^32 after it (with the epoch's nanoseconds). */
+static bool compact_mtime_fits(const struct build *b, const struct tnode *n)
+{
+	if (n->mtime_nsec != b->fixed_nsec)
+		return false;
+	if (!b->o.format_48bit)
+		return n->mtime == b->epoch;
+	return n->mtime >= b->epoch && (uint64_t)(n->mtime - b->epoch) <= UINT32_MAX;
+}
+
+/* A compact 32-byte core where everything fits. */
 void choose_inode_form(struct build *b, struct tnode *n)
 {
 	uint64_t size = S_ISLNK(n->mode) || S_ISREG(n->mode) ? n->size : 0;
 
 	n->extended = size > UINT32_MAX || n->uid > 0xFFFF ||
 		      n->gid > 0xFFFF || n->nlink > 0xFFFF ||
-		      n->mtime != b->epoch || n->mtime_nsec != b->fixed_nsec;
+		      !compact_mtime_fits(b, n);
 	/* Directory sizes are known only later; they stay far below 4 GiB
 	 * in practice, and layout checks it. */
 }

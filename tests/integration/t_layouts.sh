@@ -86,6 +86,50 @@ plain=$(stat -c %s "$T/img")
 "$EROFSKIT" mkfs -q "$T/img-plain" "$T/src" || fail "mkfs without dedupe"
 [ "$plain" -lt "$(stat -c %s "$T/img-plain")" ] || fail "dedupe saved nothing on copies"
 
+note "-E48bit: compact inodes keep mtimes of their own"
+# Files a second to decades apart (0 ns) take compact inodes; one with
+# other nanoseconds and one more than 2^32 s after the earliest keep
+# extended ones.  The kernel must show every mtime.
+python3 - "$T/t48" <<'PY'
+import os, sys
+root = sys.argv[1]
+os.makedirs(os.path.join(root, "d"))
+base = 1000000000
+for i in range(40):
+    p = os.path.join(root, "d", "f%02d" % i)
+    open(p, "wb").write(b"x" * (i * 300))
+    t = (base + i * 86400 * 97 + i) * 10**9
+    os.utime(p, ns=(t, t))
+odd = {"nsec": (base + 5) * 10**9 + 123, "late": (base + 2**32 + 9) * 10**9}
+for name, ns in odd.items():
+    p = os.path.join(root, name)
+    open(p, "wb").write(name.encode())
+    os.utime(p, ns=(ns, ns))
+for d in (os.path.join(root, "d"), root):
+    os.utime(d, ns=(base * 10**9, base * 10**9))
+PY
+manifest "$T/t48" "$T/t48.json"
+compact_count() {   # IMAGE: regular files with a compact core
+	local f n=0
+	for f in $(cd "$T/t48" && find . -type f | sed 's|^\.||'); do
+		"$EROFSKIT" dump --json --path "$f" "$1" | grep -q '"extended": false' && n=$((n + 1))
+	done
+	echo $n
+}
+for opts in "-zlz4hc -E48bit" "-E48bit"; do
+	"$EROFSKIT" mkfs -q $opts "$T/img48" "$T/t48" || fail "mkfs $opts"
+	"$EROFSKIT" fsck -q "$T/img48" || fail "erofskit fsck of $opts"
+	"$EROFSKIT" dump "$T/img48" | grep -q "48bit" || fail "$opts: no 48bit feature"
+	kernel_check "$T/img48" "$T/t48.json" "$opts"
+	[ "$(compact_count "$T/img48")" = 40 ] ||
+		fail "$opts: $(compact_count "$T/img48") compact files, expected the 40 of d/"
+	"$EROFSKIT" mkfs -q --workers 1 $opts "$T/img48-1" "$T/t48" || fail "mkfs --workers 1 $opts"
+	cmp -s "$T/img48" "$T/img48-1" || fail "$opts: the image depends on the number of workers"
+	"$EROFSKIT" mkfs -q ${opts%-E48bit} "$T/img48-no" "$T/t48" || fail "mkfs $opts without -E48bit"
+	[ "$(compact_count "$T/img48-no")" -le 1 ] ||
+		fail "compact inodes with other mtimes without -E48bit ($opts)"
+done
+
 note "the layouts need a compressor, and bad -E options name themselves"
 expect_exit 2 "$EROFSKIT" mkfs -q -b 512 -zlz4 -C262144 "$T/x.img" "$T/src"
 expect_exit 2 "$EROFSKIT" mkfs -q -Efragments "$T/x.img" "$T/src"

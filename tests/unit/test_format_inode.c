@@ -111,7 +111,7 @@ static void test_compact_encode_spec_bytes(void **state)
 	in.u = 0xFFFFFFFFu;
 	in.ino = 1;
 	memset(out, 0xAA, sizeof(out));
-	fmt_inode_encode(&in, out);
+	fmt_inode_encode(&in, in.mtime, out);
 	assert_memory_equal(out, root, 32);
 
 	memset(&in, 0, sizeof(in));
@@ -123,7 +123,7 @@ static void test_compact_encode_spec_bytes(void **state)
 	in.u = 0xFFFFFFFFu;
 	in.ino = 2;
 	memset(out, 0x55, sizeof(out));
-	fmt_inode_encode(&in, out);
+	fmt_inode_encode(&in, in.mtime, out);
 	assert_memory_equal(out, file, 32);
 }
 
@@ -147,7 +147,7 @@ static void test_compact_roundtrip(void **state)
 	in.uid = 0xFFFF;
 	in.gid = 0x1234;
 	memset(buf, 0xEE, sizeof(buf));
-	fmt_inode_encode(&in, buf);
+	fmt_inode_encode(&in, sb.epoch, buf);
 	/* compact form is 32 bytes and leaves the rest alone */
 	assert_int_equal(buf[32], 0xEE);
 	assert_int_equal(get_le16(buf + 0), 0x0000);
@@ -181,6 +181,18 @@ static void test_compact_roundtrip(void **state)
 	assert_int_equal(out.gid, 0x1234);
 	assert_int_equal(out.startblk, 0x01020304u);
 	assert_false(out.startblk_null);
+
+	/* a compact mtime of its own (48-bit images): seconds after the epoch */
+	memset(&in, 0, sizeof(in));
+	in.mode = S_IFREG | 0644;
+	in.nlink = 1;
+	in.mtime = 1700000100;
+	in.mtime_nsec = 250;
+	fmt_inode_encode(&in, sb.epoch, buf);
+	assert_int_equal(get_le32(buf + 12), 100);
+	assert_int_equal(decode(buf, &sb, &out), 0);
+	assert_int_equal(out.mtime, 1700000100);
+	assert_int_equal(out.mtime_nsec, 250);
 }
 
 /* Compact mtime = epoch + (unsigned) i_mtime, nanoseconds = fixed_nsec
@@ -265,7 +277,7 @@ static void test_compact_nlink1(void **state)
 		in.mode = S_IFREG | 0600;
 		in.nb = 0x00AB;
 		in.nlink = 1;
-		fmt_inode_encode(&in, enc);
+		fmt_inode_encode(&in, 0, enc);
 		assert_int_equal(get_le16(enc + 0), 0x0010);
 		assert_int_equal(get_le16(enc + 6), 0x00AB);
 	}
@@ -342,7 +354,7 @@ static void test_extended_spec_a12_encode(void **state)
 	in.mtime_nsec = 456789000;
 	in.nlink = 1;
 	memset(out, 0xA5, sizeof(out));
-	fmt_inode_encode(&in, out);
+	fmt_inode_encode(&in, in.mtime, out);
 	assert_memory_equal(out, a12, 64);
 }
 
@@ -367,7 +379,7 @@ static void test_extended_roundtrip(void **state)
 	in.ino = 77;
 	in.uid = 0xFFFFFFFEu;
 	in.gid = 0x80000000u;
-	fmt_inode_encode(&in, buf);
+	fmt_inode_encode(&in, sb.epoch, buf);
 	assert_int_equal(decode(buf, &sb, &out), 0);
 	assert_true(out.extended);
 	assert_int_equal(out.layout, EROFS_LAYOUT_FLAT_PLAIN);

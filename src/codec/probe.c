@@ -9,6 +9,9 @@
 
 #define PROBE_WINDOW (64u << 10)
 #define ACCELERATION 8
+/* A histogram of few bytes underrates their entropy (512 random bytes
+ * show 7.3 bits a byte): below this, entropy must promise an eighth. */
+#define ENTROPY_SMALL_LEN 4096u
 
 /* What coding each byte by its frequency alone would take: the bound an
  * entropy coder (Huffman, FSE, a range coder) nears on data without
@@ -42,8 +45,9 @@ static size_t window_size(const uint8_t *in, size_t len, bool entropy_coded)
 		best = (size_t)n;
 	if (entropy_coded) {
 		size_t e = entropy_size(in, len);
+		size_t e_want = len < ENTROPY_SMALL_LEN ? len - len / 8 : want;
 
-		if (e < want && (!best || e < best))
+		if (e < e_want && (!best || e < best))
 			best = e;
 	}
 	return best;

@@ -119,6 +119,25 @@ static void test_small_alphabet_needs_entropy_coding(void **state)
 	free(b);
 }
 
+/* A few random bytes are incompressible too, though their histogram
+ * alone underrates their entropy; a few bytes of text or base64 are not. */
+static void test_small_windows(void **state)
+{
+	uint8_t *r = random_bytes(), *t = text(), *b = base64_like();
+	size_t len;
+
+	(void)state;
+	for (len = 512; len <= 8192; len *= 2) {
+		assert_false(probe_compressible(r, len, true));
+		assert_false(probe_compressible(r, len, false));
+		assert_true(probe_compressible(t, len, true));
+		assert_true(probe_compressible(b, len, true));
+	}
+	free(r);
+	free(t);
+	free(b);
+}
+
 /* A compressible window after incompressible ones still counts. */
 static void test_one_window_is_enough(void **state)
 {
@@ -139,6 +158,7 @@ int main(void)
 		cmocka_unit_test(test_random_is_incompressible),
 		cmocka_unit_test(test_text_is_compressible),
 		cmocka_unit_test(test_small_alphabet_needs_entropy_coding),
+		cmocka_unit_test(test_small_windows),
 		cmocka_unit_test(test_one_window_is_enough),
 	};
 

@@ -14,7 +14,7 @@
 #   SETTINGS   the erofskit settings to compare, NAME=OPTIONS words;
 #              OPTIONS is one word added to the mkfs command line (join
 #              layouts with commas: -Eztailpacking,fragments)
-#              ['default= smallest=-Eall-fragments=1048576,dedupe']
+#              ['default= 48bit=-E48bit smallest=-Eall-fragments=1048576,48bit']
 #   REPS       runs of each tool per row [3]
 #   WORKERS    erofskit --workers = mksquashfs -processors [nproc]
 #   EROFSKIT   the binary [build/erofskit]
@@ -33,7 +33,7 @@ top=$(cd "$here/.." && pwd)
 EROFSKIT=${EROFSKIT:-$top/build/erofskit}
 ALGS=${ALGS:-"lz4hc,12 deflate,9 zstd,15 lzma,6"}
 CLUSTERS=${CLUSTERS:-"131072 1048576"}
-SETTINGS=${SETTINGS:-"default= smallest=-Eall-fragments=1048576,dedupe"}
+SETTINGS=${SETTINGS:-"default= 48bit=-E48bit smallest=-Eall-fragments=1048576,48bit"}
 REPS=${REPS:-3}
 WORKERS=${WORKERS:-$(nproc)}
 DATA=${BENCH_DATA:-/tmp/data}

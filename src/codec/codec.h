@@ -122,6 +122,9 @@ struct codec {
 	/* Its encoder codes literals by their frequency (Huffman, FSE, a
 	 * range coder), so data LZ4 cannot shrink may still shrink. */
 	bool entropy_coded;
+	/* Its encoder is about as fast as the compressibility probe: trying
+	 * it on data that may not shrink costs no more than probing first. */
+	bool try_is_cheap;
 	/* Decoders of the algorithm, the default (fastest) first, NULL
 	 * terminated; NULL on a row that shares its algorithm with an
 	 * earlier one (lz4hc: lz4's). */

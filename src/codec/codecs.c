@@ -28,6 +28,7 @@ static const struct codec codecs[CODEC_COUNT] = {
 		.level_min = 0, .level_max = 0, .level_default = 0,
 		.cluster_blocks_max = 256,
 		.encoder = &lz4_encoder_ops, .decoders = lz4_decoders,
+		.try_is_cheap = true,
 	},
 	[EK_COMPRESS_LZ4HC] = {
 		.name = "lz4hc", .algorithm = EROFS_ALG_LZ4,

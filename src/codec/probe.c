@@ -31,7 +31,8 @@ static size_t entropy_size(const uint8_t *in, size_t len)
 	return (size_t)(bits / 8) + 1;
 }
 
-/* The window's size under the probe when it shrinks by a 64th, else 0. */
+/* The window's size under the probe when it shrinks by a 64th (by its
+ * entropy, an eighth under ENTROPY_SMALL_LEN), else 0. */
 static size_t window_size(const uint8_t *in, size_t len, bool entropy_coded)
 {
 	char out[PROBE_WINDOW];

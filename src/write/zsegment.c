@@ -9,6 +9,8 @@
  *   - a pcluster of several blocks needs its extent to cover the whole
  *     lcluster after its head (where its block count is recorded), else it
  *     is recompressed into one block;
+ *   - input the probe cannot shrink is stored uncompressed untried,
+ *     unless the codec's try costs no more than the probe (lz4);
  *   - input that does not save a block when compressed is stored
  *     uncompressed, one block per extent: all of the input the attempt
  *     took, since that much of it does not compress (retrying one block
@@ -123,6 +125,7 @@ static int emit_plain_run(struct zbuilder *zb, struct ztask *t, uint64_t *pos,
 	return ret;
 }
 
+/* The least input the probe looks at before the encoder runs. */
 #define PROBE_AHEAD (64u << 10)
 
 /* The kernel refuses extents that decode to more than 12 MiB: an encoder
@@ -186,7 +189,7 @@ void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w)
 	bool fragment_tail = t->last && !t->file->packed &&
 			     zb->b->lay.fragments != EK_FRAGMENTS_OFF;
 	bool entropy = zb->codec->entropy_coded;
-	uint64_t pos = 0;
+	uint64_t pos = 0, probed_to = 0;
 	size_t hint = 0;   /* per segment: the same wherever it runs */
 	int ret = 0;
 
@@ -218,13 +221,18 @@ void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w)
 		 * the encoder's try (on the small-files tree, 26 MB of gzip
 		 * files went through zstd 15 in vain).  The probe looks at a
 		 * cluster, and at PROBE_AHEAD at least: fast LZ4 does not
-		 * shrink every 512-byte block of text. */
-		probe_len = t->file->cluster > PROBE_AHEAD ? t->file->cluster : PROBE_AHEAD;
-		if (probe_len > left)
-			probe_len = (size_t)left;
-		if (!probe_compressible(in, probe_len, entropy)) {
-			ret = emit_plain_run(zb, t, &pos, probe_len);
-			continue;
+		 * shrink every 512-byte block of text.  What it passed is not
+		 * probed again for the next clusters (at 4 KiB clusters that
+		 * was 70% of an lz4 build). */
+		if (pos >= probed_to && !zb->codec->try_is_cheap) {
+			probe_len = t->file->cluster > PROBE_AHEAD ? t->file->cluster : PROBE_AHEAD;
+			if (probe_len > left)
+				probe_len = (size_t)left;
+			if (!probe_compressible(in, probe_len, entropy)) {
+				ret = emit_plain_run(zb, t, &pos, probe_len);
+				continue;
+			}
+			probed_to = pos + probe_len;
 		}
 		ret = fill_cluster(zb, t, w, in, left, la % blksz, &hint, &consumed, &csize);
 		if (ret)

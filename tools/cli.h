@@ -36,6 +36,28 @@ void cli_warn(const char *cmd, const char *fmt, ...)
 int cli_open_image(const char *name, const ek_open_options *oo, ek_image **img,
 		   ek_error *err);
 
+/* Options of images at URLs (tools/remote.c): insecure, cacert=FILE,
+ * header=NAME:VALUE, token=FILE, timeout=SECONDS, retries=N,
+ * cache_dir=DIR|none, cache_max=SIZE.
+ * cli_remote_option takes one: 1 when it was one (into oo), 0 when it is
+ * not, -1 (message printed) when its value is wrong.  cli_remote_options
+ * takes a -o comma list of nothing else.  Values are copied.  The items
+ * for --help's -o list: */
+int cli_remote_option(const char *cmd, const char *tok, ek_open_options *oo);
+int cli_remote_options(const char *cmd, const char *list, ek_open_options *oo);
+#define CLI_REMOTE_ITEMS \
+"       insecure           do not verify the server's TLS certificate\n" \
+"       cacert=FILE        trust the CA certificates in FILE (PEM)\n" \
+"       header=NAME:VALUE  send a header with every request (repeatable)\n" \
+"       token=FILE         send 'Authorization: Bearer' with FILE's token\n" \
+"       timeout=SECONDS    connect and stall timeout (default 30)\n" \
+"       retries=N          tries after a failure, with backoff (default 5)\n" \
+"       cache_dir=DIR      where its blocks are kept for later runs and\n" \
+"                          mounts (default $XDG_CACHE_HOME/erofskit or\n" \
+"                          ~/.cache/erofskit; none: private, dropped at exit)\n" \
+"       cache_max=SIZE     bytes kept per image (default 2G), least\n" \
+"                          recently used out\n"
+
 /* getopt_long with our messages: "erofskit mkfs: unknown option '-x'"
  * (getopt's own would name the subcommand alone).  optstring must not
  * start with ':'; on a bad option the message is printed and '?'

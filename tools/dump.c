@@ -29,12 +29,18 @@ static void usage(FILE *f)
 "  --engine NAME  a decoder; repeat for both algorithms:\n"
 "                 deflate: libdeflate (default), isal, zlib\n"
 "                 lzma: builtin (default, erofskit's), liblzma\n"
+"  -o OPT,...     options of an IMAGE at a URL:\n"
+CLI_REMOTE_ITEMS
 "  -h, --help     this text\n"
+"\n"
+"IMAGE may be an http:// or https:// URL: read with Range requests, its\n"
+"blocks kept in a cache that later runs and mounts share.\n"
 "\n"
 "examples:\n"
 "  erofskit dump root.erofs\n"
 "  erofskit dump --path /etc/passwd --json root.erofs\n"
-"  erofskit dump --cat /etc/os-release root.erofs\n");
+"  erofskit dump --cat /etc/os-release root.erofs\n"
+"  erofskit dump https://example.com/root.erofs\n");
 }
 
 static const char *type_name(uint32_t mode)
@@ -417,7 +423,7 @@ int cmd_dump(int argc, char **argv)
 
 	ek_open_options_init(&oo);
 	optind = 1;
-	while ((c = cli_getopt(CMD, argc, argv, "h", longopts)) != -1) {
+	while ((c = cli_getopt(CMD, argc, argv, "ho:", longopts)) != -1) {
 		switch (c) {
 		case OPT_NID:
 			if (!cli_parse_int(optarg, &nid) || nid < 0) {
@@ -443,6 +449,10 @@ int cmd_dump(int argc, char **argv)
 				cli_error(CMD, "%s", err.message);
 				return EXIT_USAGE;
 			}
+			break;
+		case 'o':
+			if (cli_remote_options(CMD, optarg, &oo))
+				return EXIT_USAGE;
 			break;
 		case 'h':
 			usage(stdout);

@@ -36,11 +36,17 @@ static void usage(FILE *f)
 "                        counts and every problem (path, nid, offset, image\n"
 "                        offset, decoder); exit status as without it\n"
 "  -q, --quiet           print problems only\n"
+"  -o OPT,...            options of an IMAGE at a URL:\n"
+CLI_REMOTE_ITEMS
 "  -h, --help            this text\n"
+"\n"
+"IMAGE may be an http:// or https:// URL: read with Range requests, its\n"
+"blocks kept in a cache that later runs and mounts share.\n"
 "\n"
 "examples:\n"
 "  erofskit fsck root.erofs\n"
-"  erofskit fsck --extract /tmp/root root.erofs\n");
+"  erofskit fsck --extract /tmp/root root.erofs\n"
+"  erofskit fsck https://example.com/root.erofs\n");
 }
 
 struct report {
@@ -180,7 +186,7 @@ int cmd_fsck(int argc, char **argv)
 	ek_open_options_init(&oo);
 	ek_check_options_init(&co);
 	optind = 1;
-	while ((c = cli_getopt(CMD, argc, argv, "qh", longopts)) != -1) {
+	while ((c = cli_getopt(CMD, argc, argv, "qho:", longopts)) != -1) {
 		switch (c) {
 		case OPT_EXTRACT:
 			co.extract_dir = optarg;
@@ -212,6 +218,10 @@ int cmd_fsck(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case 'o':
+			if (cli_remote_options(CMD, optarg, &oo))
+				return EXIT_USAGE;
 			break;
 		case 'h':
 			usage(stdout);

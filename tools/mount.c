@@ -67,12 +67,18 @@ static void usage(FILE *f)
 "                          this process may use; 1 = no background threads)\n"
 "       uid=N,gid=N        report every file as owned by N\n"
 "       allow_other        let other users access the mount (as root)\n"
+CLI_REMOTE_ITEMS
 "       other options are passed to FUSE (see mount.fuse3(8))\n"
 "  -h, --help          this text\n"
 "\n"
+"IMAGE may be an http:// or https:// URL: read with Range requests, its\n"
+"blocks kept in a cache that later runs and mounts share; the last eight\n"
+"options above are for such an IMAGE.\n"
+"\n"
 "examples:\n"
 "  erofskit mount root.erofs /mnt\n"
-"  erofskit mount -o io=uring,cache=1G,allow_other root.erofs /mnt\n");
+"  erofskit mount -o io=uring,cache=1G,allow_other root.erofs /mnt\n"
+"  erofskit mount https://example.com/root.erofs /mnt\n");
 }
 
 /* FUSE node ids: 1 is the root; others are nid + 2 (never 0 or 1). */
@@ -459,7 +465,15 @@ static int parse_options(const char *arg, ek_open_options *oo, struct mount_ctx 
 	if (!copy)
 		return -1;
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strncmp(tok, "cache=", 6)) {
+		int remote = cli_remote_option(CMD, tok, oo);
+
+		if (remote < 0) {
+			free(copy);
+			return -1;
+		}
+		if (remote) {
+			continue;
+		} else if (!strncmp(tok, "cache=", 6)) {
 			if (!cli_parse_size(tok + 6, &v))
 				goto bad;
 			oo->cache_bytes = (size_t)v;
@@ -556,7 +570,7 @@ int cmd_mount(int argc, char **argv)
 		goto out;
 	}
 	/* The server changes to / when it detaches: keep an absolute path. */
-	image = realpath(arg_image, NULL);
+	image = ek_is_url(arg_image) ? strdup(arg_image) : realpath(arg_image, NULL);
 	if (!image) {
 		cli_error(CMD, "%s: %s", arg_image, strerror(errno));
 		goto out;

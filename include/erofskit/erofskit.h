@@ -49,8 +49,27 @@ enum ek_io_backend {
 	EK_IO_URING = 1, /* io_uring with O_DIRECT, falls back to buffered */
 };
 
+/* Images at http:// and https:// URLs (ek_open takes one for a path):
+ * read with Range requests, connections kept alive, failures tried again
+ * with backoff.  Zero fields take the defaults. */
+typedef struct ek_http_options {
+	int insecure;                /* do not verify the server's certificate */
+	const char *cacert;          /* CA certificates (PEM file), NULL = system */
+	const char *const *headers;  /* "Name: value" strings, NULL-terminated */
+	const char *token_file;      /* sends "Authorization: Bearer <file>" */
+	unsigned int timeout_ms;     /* connect, and stall, timeout (30 s) */
+	unsigned int retries;        /* tries after a failure (5); or: */
+#define EK_HTTP_NO_RETRIES UINT32_MAX
+	/* The image's bytes are kept in a persistent cache in this
+	 * directory, shared by every process reading the same image
+	 * (keyed by URL and ETag): NULL = $XDG_CACHE_HOME/erofskit (or
+	 * ~/.cache/erofskit), "none" = a private file gone at close. */
+	const char *cache_dir;
+	uint64_t cache_max;          /* bytes per image (2 GiB); LRU out */
+} ek_http_options;
+
 typedef struct ek_open_options {
-	enum ek_io_backend io;
+	enum ek_io_backend io;      /* for files; a URL is read over HTTP */
 	/* deflate decoder: "libdeflate", "isal", "zlib" or NULL
 	 * (default: $EROFSKIT_ENGINE, else libdeflate, the fastest) */
 	const char *deflate_engine;
@@ -68,6 +87,7 @@ typedef struct ek_open_options {
 	/* detect sequential readers and decompress ahead (needs a cache and
 	 * more than one worker) */
 	int readahead;
+	ek_http_options http;
 } ek_open_options;
 
 /* Fill *o with the defaults. */
@@ -77,9 +97,12 @@ EK_API void ek_open_options_init(ek_open_options *o);
  * the tools' --engine does.  -EINVAL, naming them all, for any other. */
 EK_API int ek_open_options_set_engine(ek_open_options *o, const char *name, ek_error *err);
 
-/* Open an image file.  opts may be NULL for the defaults. */
+/* Open an image file, or an http:// or https:// URL.  opts may be NULL
+ * for the defaults. */
 EK_API int ek_open(const char *path, const ek_open_options *opts, ek_image **out,
 		   ek_error *err);
+/* Whether ek_open reads name over HTTP (an http:// or https:// URL). */
+EK_API int ek_is_url(const char *name);
 /* Open an image held in memory (the buffer must outlive the image). */
 EK_API int ek_open_memory(const void *data, size_t size, const ek_open_options *opts,
 			  ek_image **out, ek_error *err);
@@ -116,7 +139,7 @@ EK_API void ek_get_super_info(const ek_image *img, ek_super_info *out);
 /* The threads that decompress for img: its options' workers, resolved. */
 EK_API unsigned int ek_image_workers(const ek_image *img);
 /* How img is read: "pread", "io_uring+O_DIRECT", "io_uring" (EK_IO_URING
- * where the file refuses O_DIRECT: buffered), or "memory". */
+ * where the file refuses O_DIRECT: buffered), "http" or "memory". */
 EK_API const char *ek_image_io(const ek_image *img);
 EK_API ek_nid ek_root_nid(const ek_image *img);
 

@@ -6,6 +6,7 @@
 #ifndef EK_IO_IO_H
 #define EK_IO_IO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,6 +31,10 @@ struct io_ops {
 	/* Optional: [offset, offset + len) will be read soon; start fetching
 	 * it without waiting.  A hint, clipped by the back end. */
 	void (*prefetch)(struct io *io, uint64_t offset, uint64_t len);
+	/* Optional: why the calling thread's last read failed, in words
+	 * more exact than its errno (an HTTP status, a changed object);
+	 * NULL when there is nothing to add. */
+	const char *(*why)(struct io *io);
 	void (*close)(struct io *io);
 };
 
@@ -37,10 +42,25 @@ struct io {
 	const struct io_ops *ops;
 	uint64_t size;        /* bytes in the image */
 	const char *name;     /* back end name for reports */
+	/* What the bytes are, for a cache to key them on (a URL with its
+	 * object's validator and size); NULL when it cannot be told. */
+	const char *identity;
 };
 
 int io_open_pread(const char *path, struct io **out, ek_error *err);
 int io_open_uring(const char *path, struct io **out, ek_error *err);
+/* http:// and https:// URLs (http.c); io_is_url tells them apart from
+ * file names. */
+bool io_is_url(const char *name);
+int io_open_http(const char *url, const ek_http_options *o, struct io **out,
+		 ek_error *err);
+/* A persistent cache of inner's bytes in dir (blockcache.c), bounded by
+ * max_bytes; dir NULL or "": a private unnamed file instead.  Takes inner
+ * (closed on failure too).  io_cache_default_dir: $XDG_CACHE_HOME/erofskit
+ * or ~/.cache/erofskit, -errno when neither can be named. */
+int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes,
+		  struct io **out, ek_error *err);
+int io_cache_default_dir(char *out, size_t size);
 int io_open_memory(const void *data, size_t size, struct io **out,
 		      ek_error *err);
 
@@ -52,6 +72,14 @@ static inline void io_close(struct io *io)
 {
 	if (io)
 		io->ops->close(io);
+}
+
+/* The words for a failed read: the back end's own, else the errno's. */
+static inline const char *io_strerror(struct io *io, int code)
+{
+	const char *why = io->ops->why ? io->ops->why(io) : NULL;
+
+	return why ? why : ek_strerror(code);
 }
 
 #endif

@@ -24,7 +24,7 @@ int image_read(ek_image *img, uint64_t off, void *buf, size_t len,
 	ret = img->io->ops->read(img->io, buf, len, off);
 	if (ret)
 		return err_fail(err, ret, "reading %zu bytes at image offset %llu: %s",
-			       len, (unsigned long long)off, ek_strerror(ret));
+			       len, (unsigned long long)off, io_strerror(img->io, ret));
 	return 0;
 }
 

@@ -235,7 +235,7 @@ static int open_common(struct io *io, const ek_open_options *opts,
 	headlen = img->size < sizeof(head) ? (size_t)img->size : sizeof(head);
 	ret = io->ops->read(io, head, headlen, 0);
 	if (ret) {
-		err_fail(err, ret, "reading the superblock: %s", ek_strerror(ret));
+		err_fail(err, ret, "reading the superblock: %s", io_strerror(io, ret));
 		goto fail;
 	}
 	ret = fmt_super_decode(head, headlen, &img->sb, &why);
@@ -294,13 +294,44 @@ fail:
 	return ret;
 }
 
+/* An image at a URL: HTTP under a cache of its blocks.  Where the
+ * default cache directory cannot be used, a private one. */
+static int open_url(const char *url, const ek_http_options *o, struct io **out,
+		    ek_error *err)
+{
+	char dir[4096];
+	const char *cache_dir = o ? o->cache_dir : NULL;
+	uint64_t max = o && o->cache_max ? o->cache_max : (uint64_t)2 << 30;
+	struct io *http;
+	int ret = io_open_http(url, o, &http, err);
+
+	if (ret)
+		return ret;
+	if (cache_dir && !strcmp(cache_dir, "none"))
+		return io_open_cache(http, NULL, max, out, err);
+	if (cache_dir)
+		return io_open_cache(http, cache_dir, max, out, err);
+	if (io_cache_default_dir(dir, sizeof(dir)))
+		return io_open_cache(http, NULL, max, out, err);
+	ret = io_open_cache(http, dir, max, out, NULL);
+	if (ret) {
+		/* The default was not the user's choice: do without it. */
+		ret = io_open_http(url, o, &http, err);
+		if (!ret)
+			ret = io_open_cache(http, NULL, max, out, err);
+	}
+	return ret;
+}
+
 int ek_open(const char *path, const ek_open_options *opts, ek_image **out,
 	    ek_error *err)
 {
 	struct io *io;
 	int ret;
 
-	if (opts && opts->io == EK_IO_URING)
+	if (io_is_url(path))
+		ret = open_url(path, opts ? &opts->http : NULL, &io, err);
+	else if (opts && opts->io == EK_IO_URING)
 		ret = io_open_uring(path, &io, err);
 	else
 		ret = io_open_pread(path, &io, err);
@@ -310,6 +341,11 @@ int ek_open(const char *path, const ek_open_options *opts, ek_image **out,
 	if (ret && err)
 		err_prefix(err, "%s: ", path);
 	return ret;
+}
+
+int ek_is_url(const char *name)
+{
+	return io_is_url(name);
 }
 
 int ek_open_memory(const void *data, size_t size, const ek_open_options *opts,

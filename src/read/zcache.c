@@ -185,7 +185,7 @@ static int read_pclusters(struct batch *b, ek_error *err)
 			return err_fail(err, ios[i].result, "inode %llu: reading a pcluster at %llu: %s",
 				       (unsigned long long)inode->nid,
 				       (unsigned long long)ios[i].offset,
-				       ek_strerror(ios[i].result));
+				       io_strerror(img->io, ios[i].result));
 	return 0;
 }
 

@@ -1,0 +1,594 @@
+/*
+ * A persistent cache of a remote image's bytes, in front of the HTTP back
+ * end: a second mount of the same image reads nothing from the network.
+ *
+ * The image is cut into 64 KiB chunks; a miss fetches whole chunks (a 4 KiB
+ * metadata read brings its neighbours, which the next reads want).  Two
+ * files per image, named by a SHA-256 of the URL, the object's validator
+ * and size (an image that changed on the server gets fresh files):
+ *
+ *   KEY.data   sparse, as long as the image: chunk c at c * 64 KiB;
+ *   KEY.map    a header, then one entry per chunk: the chunk's hash
+ *              (0 = absent), a generation and the time of its last use.
+ *
+ * Safe across crashes: a chunk is written before its entry says present,
+ * and the first use of a chunk in a process checks it against its hash,
+ * so a torn write, a power cut between data and map or a damaged file is
+ * a miss, never a wrong byte.
+ *
+ * Shared by concurrent mounts: the map is mapped shared and entries change
+ * by compare-and-swap.  A reader copies a chunk's bytes between two loads
+ * of its entry and keeps them only when the entry (hash and generation)
+ * did not change: eviction clears an entry before it punches the hole.
+ *
+ * Bounded: past cache_max bytes, the least recently used chunks are
+ * punched out, under an exclusive lock on the map so two processes do not
+ * both evict.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "io/io.h"
+#include "util/digest.h"
+#include "util/error.h"
+
+#define CHUNK_SHIFT 16u
+#define CHUNK ((uint64_t)1 << CHUNK_SHIFT)
+#define MAGIC "erofskit block cache 1\n"
+#define IDENTITY_MAX 3000u
+#define HEADER_SIZE 4096u
+#define ATIME_STEP 30u          /* seconds: touch an entry no more often */
+#define EVICT_TO_PERCENT 90u
+
+struct map_header {
+	char magic[32];
+	uint64_t image_size;
+	uint32_t chunk_shift;
+	uint32_t reserved;
+	uint64_t present;            /* chunks present, atomically */
+	char identity[IDENTITY_MAX];
+};
+
+/* state packs the hash (low 32 bits, 0 = absent) and a generation
+ * (high 32 bits, bumped by every change) so one load tells both. */
+struct map_entry {
+	uint64_t state;
+	uint32_t atime;
+	uint32_t reserved;
+};
+
+_Static_assert(sizeof(struct map_header) <= HEADER_SIZE, "header fits");
+
+struct cache_io {
+	struct io base;
+	struct io *inner;
+	int data_fd, map_fd;
+	void *map;
+	size_t map_len;
+	struct map_header *hdr;
+	struct map_entry *ent;
+	uint64_t nchunks;
+	uint64_t max_chunks;
+	uint8_t *verified;           /* per chunk: hash checked in this process */
+	pthread_mutex_t evict_lock;
+};
+
+static inline uint32_t state_hash(uint64_t s)
+{
+	return (uint32_t)s;
+}
+
+static inline uint64_t state_make(uint32_t gen, uint32_t hash)
+{
+	return (uint64_t)gen << 32 | hash;
+}
+
+static uint32_t chunk_hash(const void *data, size_t len)
+{
+	uint32_t h = (uint32_t)XXH3_64bits(data, len);
+
+	return h ? h : 1;   /* 0 means absent */
+}
+
+static uint64_t chunk_len(const struct cache_io *c, uint64_t chunk)
+{
+	uint64_t off = chunk << CHUNK_SHIFT;
+
+	return c->base.size - off < CHUNK ? c->base.size - off : CHUNK;
+}
+
+static uint32_t now_seconds(void)
+{
+	return (uint32_t)time(NULL);
+}
+
+/* All len bytes read (or written), or -1: an error or the end of the
+ * file. */
+static int full_io(int fd, void *buf, size_t len, uint64_t off, bool write)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = write ? pwrite(fd, p, len, (off_t)off) : pread(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	return full_io(fd, buf, len, off, false);
+}
+
+static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+	return full_io(fd, (void *)buf, len, off, true);
+}
+
+static void touch(struct cache_io *c, uint64_t chunk)
+{
+	uint32_t now = now_seconds(), last = __atomic_load_n(&c->ent[chunk].atime, __ATOMIC_RELAXED);
+
+	if (now - last >= ATIME_STEP)
+		__atomic_store_n(&c->ent[chunk].atime, now, __ATOMIC_RELAXED);
+}
+
+/* Drop a chunk whose entry still reads expect: the entry first, then the
+ * bytes (a reader between the two sees the entry change). */
+static void drop_chunk(struct cache_io *c, uint64_t chunk, uint64_t expect)
+{
+	uint64_t cleared = state_make((uint32_t)(expect >> 32) + 1, 0);
+
+	if (!state_hash(expect) ||
+	    !__atomic_compare_exchange_n(&c->ent[chunk].state, &expect, cleared, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_fetch_sub(&c->hdr->present, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->verified[chunk], 0, __ATOMIC_RELAXED);
+	(void)fallocate(c->data_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			(off_t)(chunk << CHUNK_SHIFT), (off_t)chunk_len(c, chunk));
+}
+
+/* Whether the chunk is present and good.  Its first use in this process
+ * reads it whole and checks its hash: a bad chunk is dropped. */
+static bool chunk_present(struct cache_io *c, uint64_t chunk, uint8_t *scratch)
+{
+	uint64_t s = __atomic_load_n(&c->ent[chunk].state, __ATOMIC_ACQUIRE);
+	size_t len = (size_t)chunk_len(c, chunk);
+
+	if (!state_hash(s))
+		return false;
+	if (__atomic_load_n(&c->verified[chunk], __ATOMIC_RELAXED))
+		return true;
+	if (pread_full(c->data_fd, scratch, len, chunk << CHUNK_SHIFT) ||
+	    chunk_hash(scratch, len) != state_hash(s)) {
+		/* Unless another process rewrote it meanwhile. */
+		if (__atomic_load_n(&c->ent[chunk].state, __ATOMIC_ACQUIRE) == s)
+			drop_chunk(c, chunk, s);
+		return false;
+	}
+	__atomic_store_n(&c->verified[chunk], 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+static int by_atime(const void *a, const void *b, void *arg)
+{
+	const struct map_entry *ent = arg;
+	uint32_t x = ent[*(const uint64_t *)a].atime, y = ent[*(const uint64_t *)b].atime;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Past the bound: the least recently used chunks out, down to 90%. */
+static void evict(struct cache_io *c)
+{
+	uint64_t *order, n = 0, i, target = c->max_chunks * EVICT_TO_PERCENT / 100;
+
+	if (__atomic_load_n(&c->hdr->present, __ATOMIC_RELAXED) <= c->max_chunks ||
+	    pthread_mutex_trylock(&c->evict_lock))
+		return;
+	if (flock(c->map_fd, LOCK_EX | LOCK_NB))
+		goto out;   /* another process is at it */
+	order = malloc(c->nchunks * sizeof(*order));
+	if (order) {
+		for (i = 0; i < c->nchunks; i++)
+			if (state_hash(__atomic_load_n(&c->ent[i].state, __ATOMIC_RELAXED)))
+				order[n++] = i;
+		qsort_r(order, n, sizeof(*order), by_atime, c->ent);
+		for (i = 0; i < n && __atomic_load_n(&c->hdr->present, __ATOMIC_RELAXED) > target; i++)
+			drop_chunk(c, order[i], __atomic_load_n(&c->ent[order[i]].state, __ATOMIC_ACQUIRE));
+		free(order);
+	}
+	flock(c->map_fd, LOCK_UN);
+out:
+	pthread_mutex_unlock(&c->evict_lock);
+}
+
+/* A fetched chunk into the cache.  A full disk or any write error leaves
+ * it absent: the read still has its bytes. */
+static void store_chunk(struct cache_io *c, uint64_t chunk, const void *data)
+{
+	size_t len = (size_t)chunk_len(c, chunk);
+	uint64_t s = __atomic_load_n(&c->ent[chunk].state, __ATOMIC_ACQUIRE);
+
+	if (state_hash(s) || pwrite_full(c->data_fd, data, len, chunk << CHUNK_SHIFT))
+		return;
+	if (__atomic_compare_exchange_n(&c->ent[chunk].state, &s,
+					state_make((uint32_t)(s >> 32) + 1, chunk_hash(data, len)),
+					false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		__atomic_fetch_add(&c->hdr->present, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->verified[chunk], 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&c->ent[chunk].atime, now_seconds(), __ATOMIC_RELAXED);
+	}
+}
+
+/* Copy [off, off + len) of a present chunk; false when the chunk changed
+ * under the copy (evicted, or rewritten by another process). */
+static bool copy_from_cache(struct cache_io *c, uint64_t chunk, void *buf, size_t len, uint64_t off)
+{
+	uint64_t s = __atomic_load_n(&c->ent[chunk].state, __ATOMIC_ACQUIRE);
+
+	if (!state_hash(s) || pread_full(c->data_fd, buf, len, off))
+		return false;
+	if (__atomic_load_n(&c->ent[chunk].state, __ATOMIC_ACQUIRE) != s)
+		return false;
+	touch(c, chunk);
+	return true;
+}
+
+/* ------------------------------------------------------------ reading */
+
+struct fetch {
+	uint64_t *chunks;        /* sorted, distinct */
+	size_t n;
+	uint8_t *data;           /* n * CHUNK */
+	struct io_req *reqs;
+	int result;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static const uint8_t *fetched(const struct fetch *f, uint64_t chunk)
+{
+	const uint64_t *hit = bsearch(&chunk, f->chunks, f->n, sizeof(*f->chunks), cmp_u64);
+
+	return hit ? f->data + (size_t)(hit - f->chunks) * CHUNK : NULL;
+}
+
+/* Every chunk the requests touch that is not present, fetched in one
+ * batch of the inner back end (neighbours merge into one range there). */
+static int fetch_missing(struct cache_io *c, struct io_req *reqs, size_t n, struct fetch *f)
+{
+	uint8_t *scratch = malloc(CHUNK);
+	size_t i, cap = 0, k;
+	uint64_t ch;
+	int ret = 0;
+
+	memset(f, 0, sizeof(*f));
+	if (!scratch)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (!reqs[i].len)
+			continue;
+		for (ch = reqs[i].offset >> CHUNK_SHIFT;
+		     ch <= (reqs[i].offset + reqs[i].len - 1) >> CHUNK_SHIFT; ch++) {
+			if (chunk_present(c, ch, scratch))
+				continue;
+			if (f->n == cap) {
+				uint64_t *grown = realloc(f->chunks, (cap = cap ? 2 * cap : 16) * sizeof(*grown));
+
+				if (!grown) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				f->chunks = grown;
+			}
+			f->chunks[f->n++] = ch;
+		}
+	}
+	if (!f->n)
+		goto out;
+	qsort(f->chunks, f->n, sizeof(*f->chunks), cmp_u64);
+	for (i = k = 0; i < f->n; i++)
+		if (!k || f->chunks[k - 1] != f->chunks[i])
+			f->chunks[k++] = f->chunks[i];
+	f->n = k;
+	f->data = malloc(f->n * CHUNK);
+	f->reqs = calloc(f->n, sizeof(*f->reqs));
+	if (!f->data || !f->reqs) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < f->n; i++)
+		f->reqs[i] = (struct io_req){
+			.buf = f->data + i * CHUNK,
+			.len = (size_t)chunk_len(c, f->chunks[i]),
+			.offset = f->chunks[i] << CHUNK_SHIFT,
+		};
+	c->inner->ops->read_batch(c->inner, f->reqs, f->n);
+	for (i = 0; i < f->n; i++) {
+		if (f->reqs[i].result) {
+			ret = f->reqs[i].result;
+			goto out;
+		}
+	}
+	for (i = 0; i < f->n; i++)
+		store_chunk(c, f->chunks[i], f->reqs[i].buf);
+	evict(c);
+out:
+	free(scratch);
+	return ret;
+}
+
+static void fetch_free(struct fetch *f)
+{
+	free(f->chunks);
+	free(f->data);
+	free(f->reqs);
+}
+
+/* One request from this batch's fetched chunks and the cache file. */
+static int serve(struct cache_io *c, const struct fetch *f, struct io_req *r)
+{
+	uint64_t off = r->offset, end = r->offset + r->len;
+	uint8_t *dst = r->buf;
+
+	while (off < end) {
+		uint64_t chunk = off >> CHUNK_SHIFT;
+		uint64_t piece_end = (chunk + 1) << CHUNK_SHIFT;
+		size_t len = (size_t)((end < piece_end ? end : piece_end) - off);
+		const uint8_t *mem = f->n ? fetched(f, chunk) : NULL;
+
+		if (mem)
+			memcpy(dst, mem + (off & (CHUNK - 1)), len);
+		else if (!copy_from_cache(c, chunk, dst, len, off)) {
+			/* Evicted since it was found: from the server. */
+			int ret = c->inner->ops->read(c->inner, dst, len, off);
+
+			if (ret)
+				return ret;
+		}
+		dst += len;
+		off += len;
+	}
+	return 0;
+}
+
+static void cache_read_batch(struct io *io, struct io_req *reqs, size_t n)
+{
+	struct cache_io *c = (struct cache_io *)io;
+	struct fetch f;
+	size_t i;
+	int ret = fetch_missing(c, reqs, n, &f);
+
+	for (i = 0; i < n; i++)
+		reqs[i].result = ret ? ret : serve(c, &f, &reqs[i]);
+	fetch_free(&f);
+}
+
+static int cache_read(struct io *io, void *buf, size_t len, uint64_t off)
+{
+	struct io_req r = { .buf = buf, .len = len, .offset = off };
+
+	cache_read_batch(io, &r, 1);
+	return r.result;
+}
+
+static const char *cache_why(struct io *io)
+{
+	struct cache_io *c = (struct cache_io *)io;
+
+	return c->inner->ops->why ? c->inner->ops->why(c->inner) : NULL;
+}
+
+static void cache_close(struct io *io)
+{
+	struct cache_io *c = (struct cache_io *)io;
+
+	if (c->map && c->map != MAP_FAILED)
+		munmap(c->map, c->map_len);
+	if (c->map_fd >= 0)
+		close(c->map_fd);
+	if (c->data_fd >= 0)
+		close(c->data_fd);
+	io_close(c->inner);
+	pthread_mutex_destroy(&c->evict_lock);
+	free(c->verified);
+	free(c);
+}
+
+static const struct io_ops cache_ops = {
+	.read = cache_read,
+	.read_batch = cache_read_batch,
+	.why = cache_why,
+	.close = cache_close,
+};
+
+/* ------------------------------------------------------------ opening */
+
+/* mkdir -p, for the default under $XDG_CACHE_HOME. */
+static int make_dirs(const char *path)
+{
+	char buf[PATH_MAX], *p;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int io_cache_default_dir(char *out, size_t size)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (xdg && *xdg == '/')
+		n = snprintf(out, size, "%s/erofskit", xdg);
+	else if (home && *home == '/')
+		n = snprintf(out, size, "%s/.cache/erofskit", home);
+	else
+		return -ENOENT;
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+/* The map as this image wants it: kept when it is this image's, else
+ * started afresh (with the data file emptied).  Under an exclusive lock,
+ * so that two mounts starting together agree. */
+static int map_prepare(struct cache_io *c, const char *identity)
+{
+	struct map_header want = { .image_size = c->base.size, .chunk_shift = CHUNK_SHIFT };
+	struct stat st;
+	bool keep = false;
+	int ret = 0;
+
+	memcpy(want.magic, MAGIC, sizeof(MAGIC));
+	snprintf(want.identity, sizeof(want.identity), "%s", identity);
+	if (flock(c->map_fd, LOCK_EX))
+		return -errno;
+	if (!fstat(c->map_fd, &st) && (uint64_t)st.st_size == c->map_len) {
+		struct map_header have;
+
+		keep = !pread_full(c->map_fd, &have, sizeof(have), 0) &&
+		       !memcmp(have.magic, want.magic, sizeof(want.magic)) &&
+		       have.image_size == want.image_size && have.chunk_shift == CHUNK_SHIFT &&
+		       !memcmp(have.identity, want.identity, sizeof(want.identity));
+	}
+	if (!keep) {
+		if (ftruncate(c->map_fd, 0) || ftruncate(c->map_fd, (off_t)c->map_len) ||
+		    ftruncate(c->data_fd, 0) || ftruncate(c->data_fd, (off_t)c->base.size) ||
+		    pwrite_full(c->map_fd, &want, sizeof(want), 0))
+			ret = -errno;
+	}
+	flock(c->map_fd, LOCK_UN);
+	return ret;
+}
+
+static int open_files(struct cache_io *c, const char *dir, const char *identity)
+{
+	uint8_t digest[DIGEST_SIZE];
+	char hex[2 * DIGEST_SIZE + 1], path[PATH_MAX];
+	int ret;
+
+	digest_of(identity, strlen(identity), digest);
+	digest_to_hex(digest, hex);
+	ret = make_dirs(dir);
+	if (ret)
+		return ret;
+	if (snprintf(path, sizeof(path), "%s/%s.map", dir, hex) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	c->map_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (c->map_fd < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "%s/%s.data", dir, hex);
+	c->data_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (c->data_fd < 0)
+		return -errno;
+	ret = map_prepare(c, identity);
+	if (ret)
+		return ret;
+	c->map = mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, c->map_fd, 0);
+	return c->map == MAP_FAILED ? -errno : 0;
+}
+
+/* No directory: a private unnamed file, gone when the image closes. */
+static int open_private(struct cache_io *c)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	c->data_fd = open(tmp && *tmp ? tmp : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (c->data_fd < 0 || ftruncate(c->data_fd, (off_t)c->base.size))
+		return -errno;
+	c->map = mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	return c->map == MAP_FAILED ? -errno : 0;
+}
+
+/* The count of present chunks, which a process that died between an entry
+ * and the count may have left wrong. */
+static void recount(struct cache_io *c)
+{
+	uint64_t i, n = 0;
+
+	if (c->map_fd >= 0 && flock(c->map_fd, LOCK_EX))
+		return;
+	for (i = 0; i < c->nchunks; i++)
+		n += state_hash(__atomic_load_n(&c->ent[i].state, __ATOMIC_RELAXED)) != 0;
+	__atomic_store_n(&c->hdr->present, n, __ATOMIC_RELAXED);
+	if (c->map_fd >= 0)
+		flock(c->map_fd, LOCK_UN);
+}
+
+int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes,
+		  struct io **out, ek_error *err)
+{
+	struct cache_io *c = calloc(1, sizeof(*c));
+	const char *identity = inner->identity;
+	int ret;
+
+	if (!c) {
+		io_close(inner);
+		return err_fail(err, -ENOMEM, "out of memory");
+	}
+	c->inner = inner;
+	c->data_fd = c->map_fd = -1;
+	pthread_mutex_init(&c->evict_lock, NULL);
+	c->base = (struct io){ .ops = &cache_ops, .size = inner->size, .name = inner->name };
+	c->nchunks = (inner->size + CHUNK - 1) >> CHUNK_SHIFT;
+	c->max_chunks = max_bytes >> CHUNK_SHIFT;
+	if (c->max_chunks < 16)
+		c->max_chunks = 16;
+	c->map_len = HEADER_SIZE + c->nchunks * sizeof(struct map_entry);
+	c->verified = calloc(c->nchunks ? c->nchunks : 1, 1);
+	if (!c->verified) {
+		cache_close(&c->base);
+		return err_fail(err, -ENOMEM, "out of memory");
+	}
+	/* A persistent cache needs to know the object it holds. */
+	if (dir && *dir && identity && strlen(identity) < IDENTITY_MAX)
+		ret = open_files(c, dir, identity);
+	else
+		ret = open_private(c);
+	if (ret) {
+		cache_close(&c->base);
+		return err_fail(err, ret, "cache in %s: %s", dir && *dir ? dir : "$TMPDIR",
+				strerror(-ret));
+	}
+	c->hdr = c->map;
+	c->ent = (struct map_entry *)((uint8_t *)c->map + HEADER_SIZE);
+	recount(c);
+	*out = &c->base;
+	return 0;
+}

@@ -72,7 +72,7 @@ CLI_REMOTE_ITEMS
 "  -h, --help          this text\n"
 "\n"
 "IMAGE may be an http:// or https:// URL: read with Range requests, its\n"
-"blocks kept in a cache that later runs and mounts share; the last eight\n"
+"blocks kept in a cache that later runs and mounts share; the last nine\n"
 "options above are for such an IMAGE.\n"
 "\n"
 "examples:\n"

@@ -89,6 +89,8 @@ int cli_remote_option(const char *cmd, const char *tok, ek_open_options *oo)
 		free(abs);
 		if (!oo->http.cache_dir)
 			goto no_memory;
+	} else if (!strcmp(tok, "prefetch=all")) {
+		oo->http.prefetch_all = 1;
 	} else if (!strncmp(tok, "cache_max=", 10)) {
 		if (!cli_parse_size(tok + 10, &v) || v < ((uint64_t)1 << 20)) {
 			cli_error(cmd, "option '%s': a size of at least 1M", tok);
@@ -129,7 +131,7 @@ int cli_remote_options(const char *cmd, const char *list, ek_open_options *oo)
 		if (ret == 0)
 			cli_error(cmd, "unknown option '%s' in -o (they are: insecure, "
 				  "cacert=FILE, header=H, token=FILE, timeout=S, retries=N, "
-				  "cache_dir=DIR, cache_max=SIZE)", tok);
+				  "cache_dir=DIR, cache_max=SIZE, prefetch=all)", tok);
 		ret = ret == 1 ? 0 : -1;
 	}
 	free(copy);

@@ -66,6 +66,7 @@ typedef struct ek_http_options {
 	 * ~/.cache/erofskit), "none" = a private file gone at close. */
 	const char *cache_dir;
 	uint64_t cache_max;          /* bytes per image (2 GiB); LRU out */
+	int prefetch_all;            /* fetch the whole image in the background */
 } ek_http_options;
 
 typedef struct ek_open_options {

@@ -44,6 +44,7 @@
 #include "io/io.h"
 #include "util/digest.h"
 #include "util/error.h"
+#include "util/pool.h"
 
 #define CHUNK_SHIFT 16u
 #define CHUNK ((uint64_t)1 << CHUNK_SHIFT)
@@ -52,6 +53,17 @@
 #define HEADER_SIZE 4096u
 #define ATIME_STEP 30u          /* seconds: touch an entry no more often */
 #define EVICT_TO_PERCENT 90u
+#define PREFETCH_THREADS 4u
+#define PREFETCH_JOB_MAX 32u           /* chunks: 2 MiB, one range */
+#define PREFETCH_QUEUE_MAX 1024u       /* chunks queued: 64 MiB */
+/* Sequential readers of the image: windows of chunks fetched ahead of
+ * them, doubling from RA_MIN to RA_MAX, the next issued when half the
+ * last is left (latency is what a link costs; 16 MiB ahead keeps a
+ * 20 ms link busy at 400 MiB/s). */
+#define RA_STREAMS 4u
+#define RA_MIN 4u
+#define RA_MAX 256u
+#define RA_SLACK 8u                     /* chunks back that still count */
 
 struct map_header {
 	char magic[32];
@@ -84,6 +96,22 @@ struct cache_io {
 	uint64_t max_chunks;
 	uint8_t *verified;           /* per chunk: hash checked in this process */
 	pthread_mutex_t evict_lock;
+	/* Per chunk: a thread of this process is fetching it. */
+	uint8_t *claimed;
+	pthread_mutex_t claim_lock;
+	pthread_cond_t claim_done;
+	struct pool *pool;           /* background fetches; NULL: none */
+	uint64_t prefetch_queued;    /* chunks */
+	bool store_failed;           /* the disk is full: no prefetching */
+	bool closing;
+	pthread_mutex_t ra_lock;
+	struct ra_stream {
+		uint64_t next;           /* the chunk after its last read */
+		uint64_t ahead;          /* fetched (or fetching) up to here */
+		uint64_t window;
+		uint64_t used;           /* for replacement: a clock */
+	} ra[RA_STREAMS];
+	uint64_t ra_clock;
 };
 
 static inline uint32_t state_hash(uint64_t s)
@@ -231,8 +259,12 @@ static void store_chunk(struct cache_io *c, uint64_t chunk, const void *data)
 	size_t len = (size_t)chunk_len(c, chunk);
 	uint64_t s = __atomic_load_n(&c->ent[chunk].state, __ATOMIC_ACQUIRE);
 
-	if (state_hash(s) || pwrite_full(c->data_fd, data, len, chunk << CHUNK_SHIFT))
+	if (state_hash(s))
 		return;
+	if (pwrite_full(c->data_fd, data, len, chunk << CHUNK_SHIFT)) {
+		__atomic_store_n(&c->store_failed, true, __ATOMIC_RELAXED);
+		return;
+	}
 	if (__atomic_compare_exchange_n(&c->ent[chunk].state, &s,
 					state_make((uint32_t)(s >> 32) + 1, chunk_hash(data, len)),
 					false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -262,8 +294,6 @@ struct fetch {
 	uint64_t *chunks;        /* sorted, distinct */
 	size_t n;
 	uint8_t *data;           /* n * CHUNK */
-	struct io_req *reqs;
-	int result;
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -280,76 +310,296 @@ static const uint8_t *fetched(const struct fetch *f, uint64_t chunk)
 	return hit ? f->data + (size_t)(hit - f->chunks) * CHUNK : NULL;
 }
 
-/* Every chunk the requests touch that is not present, fetched in one
- * batch of the inner back end (neighbours merge into one range there). */
+/* Claims: a chunk one thread of this process is fetching is not fetched
+ * by another, which waits for it instead.  Under c->claim_lock. */
+static bool claim(struct cache_io *c, uint64_t chunk)
+{
+	if (c->claimed[chunk])
+		return false;
+	c->claimed[chunk] = 1;
+	return true;
+}
+
+static void release_claims(struct cache_io *c, const uint64_t *chunks, size_t n)
+{
+	size_t i;
+
+	pthread_mutex_lock(&c->claim_lock);
+	for (i = 0; i < n; i++)
+		c->claimed[chunks[i]] = 0;
+	pthread_cond_broadcast(&c->claim_done);
+	pthread_mutex_unlock(&c->claim_lock);
+}
+
+static void wait_claim(struct cache_io *c, uint64_t chunk)
+{
+	pthread_mutex_lock(&c->claim_lock);
+	while (c->claimed[chunk])
+		pthread_cond_wait(&c->claim_done, &c->claim_lock);
+	pthread_mutex_unlock(&c->claim_lock);
+}
+
+/* Claimed chunks (sorted) from the inner back end, in one batch there
+ * (neighbours merge into one range), into data (n * CHUNK) and the
+ * cache. */
+static int fetch_chunks(struct cache_io *c, const uint64_t *chunks, size_t n, uint8_t *data)
+{
+	struct io_req *reqs = calloc(n, sizeof(*reqs));
+	size_t i;
+	int ret = 0;
+
+	if (!reqs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		reqs[i] = (struct io_req){
+			.buf = data + i * CHUNK,
+			.len = (size_t)chunk_len(c, chunks[i]),
+			.offset = chunks[i] << CHUNK_SHIFT,
+		};
+	c->inner->ops->read_batch(c->inner, reqs, n);
+	for (i = 0; i < n && !ret; i++)
+		ret = reqs[i].result;
+	for (i = 0; i < n && !ret; i++)
+		store_chunk(c, chunks[i], reqs[i].buf);
+	if (!ret)
+		evict(c);
+	free(reqs);
+	return ret;
+}
+
+static int push_chunk(uint64_t **list, size_t *n, size_t *cap, uint64_t chunk)
+{
+	if (*n == *cap) {
+		size_t grown_cap = *cap ? 2 * *cap : 16;
+		uint64_t *grown = realloc(*list, grown_cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		*list = grown;
+		*cap = grown_cap;
+	}
+	(*list)[(*n)++] = chunk;
+	return 0;
+}
+
+/* Every chunk the requests touch that is not present: fetched here, or
+ * waited for where another thread is fetching it. */
 static int fetch_missing(struct cache_io *c, struct io_req *reqs, size_t n, struct fetch *f)
 {
 	uint8_t *scratch = malloc(CHUNK);
-	size_t i, cap = 0, k;
-	uint64_t ch;
+	uint64_t *need = NULL, *waits = NULL, ch;
+	size_t i, k, nneed = 0, need_cap = 0, nwaits = 0;
 	int ret = 0;
 
 	memset(f, 0, sizeof(*f));
 	if (!scratch)
 		return -ENOMEM;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !ret; i++) {
 		if (!reqs[i].len)
 			continue;
 		for (ch = reqs[i].offset >> CHUNK_SHIFT;
-		     ch <= (reqs[i].offset + reqs[i].len - 1) >> CHUNK_SHIFT; ch++) {
-			if (chunk_present(c, ch, scratch))
-				continue;
-			if (f->n == cap) {
-				uint64_t *grown = realloc(f->chunks, (cap = cap ? 2 * cap : 16) * sizeof(*grown));
-
-				if (!grown) {
-					ret = -ENOMEM;
-					goto out;
-				}
-				f->chunks = grown;
-			}
-			f->chunks[f->n++] = ch;
-		}
+		     ch <= (reqs[i].offset + reqs[i].len - 1) >> CHUNK_SHIFT && !ret; ch++)
+			if (!chunk_present(c, ch, scratch))
+				ret = push_chunk(&need, &nneed, &need_cap, ch);
 	}
-	if (!f->n)
+	if (ret || !nneed)
 		goto out;
-	qsort(f->chunks, f->n, sizeof(*f->chunks), cmp_u64);
-	for (i = k = 0; i < f->n; i++)
-		if (!k || f->chunks[k - 1] != f->chunks[i])
-			f->chunks[k++] = f->chunks[i];
-	f->n = k;
-	f->data = malloc(f->n * CHUNK);
-	f->reqs = calloc(f->n, sizeof(*f->reqs));
-	if (!f->data || !f->reqs) {
+	qsort(need, nneed, sizeof(*need), cmp_u64);
+	for (i = k = 0; i < nneed; i++)
+		if (!k || need[k - 1] != need[i])
+			need[k++] = need[i];
+	nneed = k;
+	/* Room for every outcome before anything is claimed: a claim must
+	 * never be lost. */
+	f->chunks = malloc(nneed * sizeof(*f->chunks));
+	waits = malloc(nneed * sizeof(*waits));
+	if (!f->chunks || !waits) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < f->n; i++)
-		f->reqs[i] = (struct io_req){
-			.buf = f->data + i * CHUNK,
-			.len = (size_t)chunk_len(c, f->chunks[i]),
-			.offset = f->chunks[i] << CHUNK_SHIFT,
-		};
-	c->inner->ops->read_batch(c->inner, f->reqs, f->n);
-	for (i = 0; i < f->n; i++) {
-		if (f->reqs[i].result) {
-			ret = f->reqs[i].result;
-			goto out;
-		}
+	pthread_mutex_lock(&c->claim_lock);
+	for (i = 0; i < nneed; i++) {
+		if (claim(c, need[i]))
+			f->chunks[f->n++] = need[i];
+		else
+			waits[nwaits++] = need[i];
 	}
-	for (i = 0; i < f->n; i++)
-		store_chunk(c, f->chunks[i], f->reqs[i].buf);
-	evict(c);
+	pthread_mutex_unlock(&c->claim_lock);
+	if (f->n) {
+		f->data = malloc(f->n * CHUNK);
+		ret = f->data ? fetch_chunks(c, f->chunks, f->n, f->data) : -ENOMEM;
+		release_claims(c, f->chunks, f->n);
+	}
+	/* Served from the cache once their fetcher is done (or from the
+	 * server, where it failed). */
+	for (i = 0; i < nwaits; i++)
+		wait_claim(c, waits[i]);
 out:
 	free(scratch);
+	free(need);
+	free(waits);
 	return ret;
+}
+
+/* ------------------------------------------------------------ prefetch */
+
+struct prefetch_job {
+	struct pool_job job;
+	struct cache_io *c;
+	size_t n;
+	uint64_t chunks[];
+};
+
+static void run_prefetch(struct pool_job *job, unsigned int worker)
+{
+	struct prefetch_job *p = (struct prefetch_job *)job;
+	struct cache_io *c = p->c;
+	uint8_t *data;
+
+	(void)worker;
+	if (!__atomic_load_n(&c->closing, __ATOMIC_RELAXED)) {
+		data = malloc(p->n * CHUNK);
+		if (data)
+			(void)fetch_chunks(c, p->chunks, p->n, data);
+		free(data);
+	}
+	release_claims(c, p->chunks, p->n);
+	__atomic_fetch_sub(&c->prefetch_queued, p->n, __ATOMIC_RELAXED);
+	free(p);
+}
+
+/* [first, first + count) that is neither present nor being fetched, to
+ * a background fetch; false when there was nothing to do or no room. */
+static bool prefetch_chunks(struct cache_io *c, uint64_t first, uint64_t count)
+{
+	struct prefetch_job *p;
+	uint64_t ch;
+
+	if (__atomic_load_n(&c->prefetch_queued, __ATOMIC_RELAXED) + count > PREFETCH_QUEUE_MAX)
+		return false;
+	p = malloc(sizeof(*p) + count * sizeof(p->chunks[0]));
+	if (!p)
+		return false;
+	p->c = c;
+	p->n = 0;
+	pthread_mutex_lock(&c->claim_lock);
+	for (ch = first; ch < first + count; ch++)
+		if (!state_hash(__atomic_load_n(&c->ent[ch].state, __ATOMIC_ACQUIRE)) && claim(c, ch))
+			p->chunks[p->n++] = ch;
+	pthread_mutex_unlock(&c->claim_lock);
+	if (!p->n) {
+		free(p);
+		return false;
+	}
+	__atomic_fetch_add(&c->prefetch_queued, p->n, __ATOMIC_RELAXED);
+	p->job = (struct pool_job){ .run = run_prefetch, .detached = true };
+	pool_submit(c->pool, &p->job);
+	return true;
+}
+
+/* The whole image, one range at a time, on one background thread: the
+ * readers' own fetches run beside it on their own connections. */
+static void run_prefetch_all(struct pool_job *job, unsigned int worker)
+{
+	struct cache_io *c = ((struct prefetch_job *)job)->c;
+	uint8_t *data = malloc(PREFETCH_JOB_MAX * CHUNK);
+	uint64_t chunks[PREFETCH_JOB_MAX], first, ch;
+	size_t n;
+
+	(void)worker;
+	for (first = 0; data && first < c->nchunks; first += PREFETCH_JOB_MAX) {
+		if (__atomic_load_n(&c->closing, __ATOMIC_RELAXED) ||
+		    __atomic_load_n(&c->store_failed, __ATOMIC_RELAXED))
+			break;
+		n = 0;
+		pthread_mutex_lock(&c->claim_lock);
+		for (ch = first; ch < first + PREFETCH_JOB_MAX && ch < c->nchunks; ch++)
+			if (!state_hash(__atomic_load_n(&c->ent[ch].state, __ATOMIC_ACQUIRE)) &&
+			    claim(c, ch))
+				chunks[n++] = ch;
+		pthread_mutex_unlock(&c->claim_lock);
+		if (!n)
+			continue;
+		(void)fetch_chunks(c, chunks, n, data);
+		release_claims(c, chunks, n);
+	}
+	free(data);
+	free(job);
+}
+
+/* [first, first + count) clipped to the image, to background fetches of
+ * one range each. */
+static void prefetch_range(struct cache_io *c, uint64_t first, uint64_t count)
+{
+	if (!c->pool || first >= c->nchunks ||
+	    __atomic_load_n(&c->store_failed, __ATOMIC_RELAXED))
+		return;
+	if (count > c->nchunks - first)
+		count = c->nchunks - first;
+	while (count) {
+		uint64_t n = count < PREFETCH_JOB_MAX ? count : PREFETCH_JOB_MAX;
+
+		prefetch_chunks(c, first, n);
+		first += n;
+		count -= n;
+	}
+}
+
+/* The read layer's hint: what its readahead is about to read. */
+static void cache_prefetch(struct io *io, uint64_t offset, uint64_t len)
+{
+	struct cache_io *c = (struct cache_io *)io;
+
+	if (!len || offset >= io->size)
+		return;
+	if (len > io->size - offset)
+		len = io->size - offset;
+	prefetch_range(c, offset >> CHUNK_SHIFT,
+		       ((offset + len - 1) >> CHUNK_SHIFT) - (offset >> CHUNK_SHIFT) + 1);
+}
+
+/* A read of chunks [first, last]: when it continues a stream, the stream
+ * reads further ahead; else it starts one in place of the least recently
+ * used (a random read starts nothing until it is followed). */
+static void read_ahead(struct cache_io *c, uint64_t first, uint64_t last)
+{
+	struct ra_stream *s, *lru = &c->ra[0];
+	uint64_t from = 0, count = 0;
+	unsigned int i;
+
+	pthread_mutex_lock(&c->ra_lock);
+	for (i = 0; i < RA_STREAMS; i++) {
+		s = &c->ra[i];
+		if (s->window && first + RA_SLACK >= s->next && first <= s->ahead)
+			break;
+		if (c->ra[i].used < lru->used)
+			lru = &c->ra[i];
+	}
+	if (i == RA_STREAMS) {
+		*lru = (struct ra_stream){ .next = last + 1, .ahead = last + 1, .window = RA_MIN / 2 };
+		s = lru;
+	} else if (last + 1 > s->next) {
+		s->next = last + 1;
+		if (s->ahead < s->next)
+			s->ahead = s->next;
+		/* Less than half a window left ahead: the next, larger one. */
+		if (s->ahead - s->next < s->window / 2 + 1) {
+			s->window = s->window * 2 > RA_MAX ? RA_MAX : s->window * 2;
+			from = s->ahead;
+			count = s->window;
+			s->ahead += count;
+		}
+	}
+	s->used = ++c->ra_clock;
+	pthread_mutex_unlock(&c->ra_lock);
+	if (count)
+		prefetch_range(c, from, count);
 }
 
 static void fetch_free(struct fetch *f)
 {
 	free(f->chunks);
 	free(f->data);
-	free(f->reqs);
 }
 
 /* One request from this batch's fetched chunks and the cache file. */
@@ -384,7 +634,13 @@ static void cache_read_batch(struct io *io, struct io_req *reqs, size_t n)
 	struct cache_io *c = (struct cache_io *)io;
 	struct fetch f;
 	size_t i;
-	int ret = fetch_missing(c, reqs, n, &f);
+	int ret;
+
+	for (i = 0; i < n; i++)
+		if (reqs[i].len)
+			read_ahead(c, reqs[i].offset >> CHUNK_SHIFT,
+				  (reqs[i].offset + reqs[i].len - 1) >> CHUNK_SHIFT);
+	ret = fetch_missing(c, reqs, n, &f);
 
 	for (i = 0; i < n; i++)
 		reqs[i].result = ret ? ret : serve(c, &f, &reqs[i]);
@@ -410,6 +666,9 @@ static void cache_close(struct io *io)
 {
 	struct cache_io *c = (struct cache_io *)io;
 
+	__atomic_store_n(&c->closing, true, __ATOMIC_RELAXED);
+	if (c->pool)
+		pool_destroy(c->pool);   /* queued fetches end at once */
 	if (c->map && c->map != MAP_FAILED)
 		munmap(c->map, c->map_len);
 	if (c->map_fd >= 0)
@@ -418,13 +677,18 @@ static void cache_close(struct io *io)
 		close(c->data_fd);
 	io_close(c->inner);
 	pthread_mutex_destroy(&c->evict_lock);
+	pthread_mutex_destroy(&c->claim_lock);
+	pthread_cond_destroy(&c->claim_done);
+	pthread_mutex_destroy(&c->ra_lock);
 	free(c->verified);
+	free(c->claimed);
 	free(c);
 }
 
 static const struct io_ops cache_ops = {
 	.read = cache_read,
 	.read_batch = cache_read_batch,
+	.prefetch = cache_prefetch,
 	.why = cache_why,
 	.close = cache_close,
 };
@@ -551,7 +815,18 @@ static void recount(struct cache_io *c)
 		flock(c->map_fd, LOCK_UN);
 }
 
-int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes,
+static void start_prefetch_all(struct cache_io *c)
+{
+	struct prefetch_job *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return;
+	p->c = c;
+	p->job = (struct pool_job){ .run = run_prefetch_all, .detached = true };
+	pool_submit(c->pool, &p->job);
+}
+
+int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes, bool prefetch_all,
 		  struct io **out, ek_error *err)
 {
 	struct cache_io *c = calloc(1, sizeof(*c));
@@ -565,6 +840,9 @@ int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes,
 	c->inner = inner;
 	c->data_fd = c->map_fd = -1;
 	pthread_mutex_init(&c->evict_lock, NULL);
+	pthread_mutex_init(&c->claim_lock, NULL);
+	pthread_cond_init(&c->claim_done, NULL);
+	pthread_mutex_init(&c->ra_lock, NULL);
 	c->base = (struct io){ .ops = &cache_ops, .size = inner->size, .name = inner->name };
 	c->nchunks = (inner->size + CHUNK - 1) >> CHUNK_SHIFT;
 	c->max_chunks = max_bytes >> CHUNK_SHIFT;
@@ -572,7 +850,8 @@ int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes,
 		c->max_chunks = 16;
 	c->map_len = HEADER_SIZE + c->nchunks * sizeof(struct map_entry);
 	c->verified = calloc(c->nchunks ? c->nchunks : 1, 1);
-	if (!c->verified) {
+	c->claimed = calloc(c->nchunks ? c->nchunks : 1, 1);
+	if (!c->verified || !c->claimed) {
 		cache_close(&c->base);
 		return err_fail(err, -ENOMEM, "out of memory");
 	}
@@ -589,6 +868,11 @@ int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes,
 	c->hdr = c->map;
 	c->ent = (struct map_entry *)((uint8_t *)c->map + HEADER_SIZE);
 	recount(c);
+	/* Without threads there is no prefetching, nothing worse. */
+	if (pool_create(PREFETCH_THREADS, &c->pool))
+		c->pool = NULL;
+	if (prefetch_all && c->pool)
+		start_prefetch_all(c);
 	*out = &c->base;
 	return 0;
 }

@@ -55,11 +55,12 @@ bool io_is_url(const char *name);
 int io_open_http(const char *url, const ek_http_options *o, struct io **out,
 		 ek_error *err);
 /* A persistent cache of inner's bytes in dir (blockcache.c), bounded by
- * max_bytes; dir NULL or "": a private unnamed file instead.  Takes inner
- * (closed on failure too).  io_cache_default_dir: $XDG_CACHE_HOME/erofskit
+ * max_bytes; dir NULL or "": a private unnamed file instead; prefetch_all:
+ * all of inner fetched in the background.  Takes inner (closed on failure
+ * too).  io_cache_default_dir: $XDG_CACHE_HOME/erofskit
  * or ~/.cache/erofskit, -errno when neither can be named. */
 int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes,
-		  struct io **out, ek_error *err);
+		  bool prefetch_all, struct io **out, ek_error *err);
 int io_cache_default_dir(char *out, size_t size);
 int io_open_memory(const void *data, size_t size, struct io **out,
 		      ek_error *err);

@@ -302,23 +302,24 @@ static int open_url(const char *url, const ek_http_options *o, struct io **out,
 	char dir[4096];
 	const char *cache_dir = o ? o->cache_dir : NULL;
 	uint64_t max = o && o->cache_max ? o->cache_max : (uint64_t)2 << 30;
+	bool all = o && o->prefetch_all;
 	struct io *http;
 	int ret = io_open_http(url, o, &http, err);
 
 	if (ret)
 		return ret;
 	if (cache_dir && !strcmp(cache_dir, "none"))
-		return io_open_cache(http, NULL, max, out, err);
+		return io_open_cache(http, NULL, max, all, out, err);
 	if (cache_dir)
-		return io_open_cache(http, cache_dir, max, out, err);
+		return io_open_cache(http, cache_dir, max, all, out, err);
 	if (io_cache_default_dir(dir, sizeof(dir)))
-		return io_open_cache(http, NULL, max, out, err);
-	ret = io_open_cache(http, dir, max, out, NULL);
+		return io_open_cache(http, NULL, max, all, out, err);
+	ret = io_open_cache(http, dir, max, all, out, NULL);
 	if (ret) {
 		/* The default was not the user's choice: do without it. */
 		ret = io_open_http(url, o, &http, err);
 		if (!ret)
-			ret = io_open_cache(http, NULL, max, out, err);
+			ret = io_open_cache(http, NULL, max, all, out, err);
 	}
 	return ret;
 }

@@ -5,7 +5,8 @@
 #                              every request in $NGINX_LOG; files under
 #                              /private/ need "Authorization: Bearer s3cret"
 #   start_faulty MODE FILE     tests/integration/faulty_http.py on
-#                              $FAULTY_PORT (its modes are listed there)
+#                              $FAULTY_PORT (its modes are listed there);
+#                              stop_faulty stops it, stop_servers all
 # Whatever they start is stopped when the test ends, however it ends.
 
 _servers=()
@@ -83,6 +84,12 @@ start_faulty() {
 	FAULTY_PORT=$(free_port)
 	python3 "$HERE/faulty_http.py" --port "$FAULTY_PORT" --mode "$1" --file "$2" \
 		--log "$T/faulty.log" &
+	FAULTY_PID=$!
 	_servers+=($!)
 	wait_port "$FAULTY_PORT" $!
+}
+
+stop_faulty() {
+	kill "$FAULTY_PID" 2>/dev/null || true
+	wait "$FAULTY_PID" 2>/dev/null || true
 }

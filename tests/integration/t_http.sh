@@ -113,7 +113,7 @@ for mode in drop error500 stall noetag norange liar; do
 	rm -rf "$T/x" "$T/c4"
 	got=0
 	"$EROFSKIT" fsck -q --extract "$T/x" -o "timeout=1,cache_dir=$T/c4" "$U" 2>"$T/err" || got=$?
-	stop_servers
+	stop_faulty
 	case $mode in
 	norange | liar)
 		[ "$got" = 2 ] || fail "$mode: exit $got"
@@ -135,7 +135,21 @@ done
 start_faulty error500 "$T/www/img.erofs"
 expect_exit 2 "$EROFSKIT" fsck -q -o retries=0,cache_dir=none "http://127.0.0.1:$FAULTY_PORT/img.erofs" 2>"$T/err"
 grep -q "HTTP status 500 (gave up after retries)" "$T/err" || fail "retries=0: $(cat "$T/err")"
+stop_faulty
+
+note "prefetch=all: the whole image cached in the background, read with the server gone"
+: >"$NGINX_LOG"
+fmount "$H/img.erofs" "$T/m" "cache_dir=$T/c5,prefetch=all"
+size=$(stat -c %s "$T/www/img.erofs")
+for _ in $(seq 200); do
+	[ "$(fetched_bytes)" -ge "$size" ] && break
+	sleep 0.1
+done
+[ "$(fetched_bytes)" -ge "$size" ] || fail "prefetch=all fetched $(fetched_bytes) of $size bytes"
 stop_servers
+manifest "$T/m" "$T/m.json"
+fumount "$T/m"
+same_manifest "$T/tree.json" "$T/m.json" "FUSE mount after prefetch=all, server gone"
 
 note "an image replaced on the server while mounted: EIO, never a mix"
 mkdir -p "$T/tree2"

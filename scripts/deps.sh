@@ -10,7 +10,7 @@ PACKAGES=(
 	libxxhash-dev zlib1g-dev liburing-dev libfuse3-dev fuse3
 	libssl-dev libcmocka-dev libarchive-dev libjansson-dev libcurl4-openssl-dev umoci libarchive-tools zstd lz4 xz-utils bzip2
 	libacl1-dev nettle-dev libxml2-dev libbz2-dev
-	nginx-light
+	nginx-light docker-registry apache2-utils curl
 	scdoc man-db groff-base
 	erofs-utils acl attr e2fsprogs util-linux kmod strace
 )

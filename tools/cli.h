@@ -24,6 +24,7 @@ int cmd_mkfs(int argc, char **argv);
 int cmd_fsck(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
+int cmd_push(int argc, char **argv);
 
 /* "erofskit mkfs: message\n" on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...)
@@ -38,7 +39,8 @@ int cli_open_image(const char *name, const ek_open_options *oo, ek_image **img,
 
 /* Options of images at URLs (tools/remote.c): insecure, cacert=FILE,
  * header=NAME:VALUE, token=FILE, timeout=SECONDS, retries=N,
- * cache_dir=DIR|none, cache_max=SIZE, prefetch=all.
+ * cache_dir=DIR|none, cache_max=SIZE, prefetch=all, credentials=FILE,
+ * plain_http.
  * cli_remote_option takes one: 1 when it was one (into oo), 0 when it is
  * not, -1 (message printed) when its value is wrong.  cli_remote_options
  * takes a -o comma list of nothing else.  Values are copied.  The items
@@ -57,7 +59,9 @@ int cli_remote_options(const char *cmd, const char *list, ek_open_options *oo);
 "                          ~/.cache/erofskit; none: private, dropped at exit)\n" \
 "       cache_max=SIZE     bytes kept per image (default 2G), least\n" \
 "                          recently used out\n" \
-"       prefetch=all       fetch the whole image in the background\n"
+"       prefetch=all       fetch the whole image in the background\n" \
+"       credentials=FILE   oci://: 'user:password' for the registry\n" \
+"       plain_http         oci://: HTTP, not HTTPS\n"
 
 /* getopt_long with our messages: "erofskit mkfs: unknown option '-x'"
  * (getopt's own would name the subcommand alone).  optstring must not

@@ -33,8 +33,9 @@ static void usage(FILE *f)
 CLI_REMOTE_ITEMS
 "  -h, --help     this text\n"
 "\n"
-"IMAGE may be an http:// or https:// URL: read with Range requests, its\n"
-"blocks kept in a cache that later runs and mounts share.\n"
+"IMAGE may be an http:// or https:// URL, or oci://REGISTRY/REPO:TAG (or\n"
+"REPO@sha256:DIGEST) for an image erofskit push stored; it is read with\n"
+"Range requests, its blocks kept in a cache that later runs share.\n"
 "\n"
 "examples:\n"
 "  erofskit dump root.erofs\n"

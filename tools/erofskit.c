@@ -15,6 +15,7 @@ static const struct {
 	{ "fsck", cmd_fsck, "check an image, optionally extract it" },
 	{ "dump", cmd_dump, "show the superblock, an inode, a directory or a file" },
 	{ "mount", cmd_mount, "mount an image with FUSE" },
+	{ "push", cmd_push, "upload an image to an OCI registry" },
 };
 
 /* Invoked through a symlink by one of erofs-utils' names, erofskit takes

@@ -40,8 +40,9 @@ static void usage(FILE *f)
 CLI_REMOTE_ITEMS
 "  -h, --help            this text\n"
 "\n"
-"IMAGE may be an http:// or https:// URL: read with Range requests, its\n"
-"blocks kept in a cache that later runs and mounts share.\n"
+"IMAGE may be an http:// or https:// URL, or oci://REGISTRY/REPO:TAG (or\n"
+"REPO@sha256:DIGEST) for an image erofskit push stored; it is read with\n"
+"Range requests, its blocks kept in a cache that later runs share.\n"
 "\n"
 "examples:\n"
 "  erofskit fsck root.erofs\n"
@@ -242,6 +243,16 @@ int cmd_fsck(int argc, char **argv)
 		cli_error(CMD, "%s", err.message);
 		if (json)
 			print_json(argv[optind], &co, &st, NULL, err.message);
+		return cli_exit_code(ret);
+	}
+	/* An image from a registry has a digest: every byte is checked
+	 * against it (the blob is fetched whole first). */
+	ret = ek_verify_source(img, &err);
+	if (ret && ret != -ENODATA) {
+		cli_error(CMD, "%s: %s", argv[optind], err.message);
+		if (json)
+			print_json(argv[optind], &co, &st, NULL, err.message);
+		ek_close(img);
 		return cli_exit_code(ret);
 	}
 	if (json && !(rep.json = open_memstream(&problems, &problems_len))) {

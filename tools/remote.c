@@ -89,6 +89,12 @@ int cli_remote_option(const char *cmd, const char *tok, ek_open_options *oo)
 		free(abs);
 		if (!oo->http.cache_dir)
 			goto no_memory;
+	} else if (!strncmp(tok, "credentials=", 12) && tok[12]) {
+		oo->http.credentials_file = keep(tok + 12);
+		if (!oo->http.credentials_file)
+			goto no_memory;
+	} else if (!strcmp(tok, "plain_http")) {
+		oo->http.plain_http = 1;
 	} else if (!strcmp(tok, "prefetch=all")) {
 		oo->http.prefetch_all = 1;
 	} else if (!strncmp(tok, "cache_max=", 10)) {
@@ -131,7 +137,8 @@ int cli_remote_options(const char *cmd, const char *list, ek_open_options *oo)
 		if (ret == 0)
 			cli_error(cmd, "unknown option '%s' in -o (they are: insecure, "
 				  "cacert=FILE, header=H, token=FILE, timeout=S, retries=N, "
-				  "cache_dir=DIR, cache_max=SIZE, prefetch=all)", tok);
+				  "cache_dir=DIR, cache_max=SIZE, prefetch=all, credentials=FILE, "
+				  "plain_http)", tok);
 		ret = ret == 1 ? 0 : -1;
 	}
 	free(copy);

@@ -67,6 +67,11 @@ typedef struct ek_http_options {
 	const char *cache_dir;
 	uint64_t cache_max;          /* bytes per image (2 GiB); LRU out */
 	int prefetch_all;            /* fetch the whole image in the background */
+	/* oci:// references: a file holding "user:password" for the
+	 * registry's Basic or token authentication (NULL: anonymous), and
+	 * plain HTTP instead of HTTPS. */
+	const char *credentials_file;
+	int plain_http;
 } ek_http_options;
 
 typedef struct ek_open_options {
@@ -102,8 +107,20 @@ EK_API int ek_open_options_set_engine(ek_open_options *o, const char *name, ek_e
  * for the defaults. */
 EK_API int ek_open(const char *path, const ek_open_options *opts, ek_image **out,
 		   ek_error *err);
-/* Whether ek_open reads name over HTTP (an http:// or https:// URL). */
+/* Whether ek_open reads name over the network: an http:// or https://
+ * URL, or an oci://REGISTRY/REPO:TAG (or @sha256:DIGEST) reference to an
+ * image stored in an OCI registry as a layer of media type
+ * application/vnd.erofs (what ek_push makes). */
 EK_API int ek_is_url(const char *name);
+/* Upload the image file as an OCI artifact tagged ref
+ * (oci://REGISTRY/REPO:TAG); the manifest's digest ("sha256:...") is
+ * stored in digest_out. */
+EK_API int ek_push(const char *image, const char *ref, const ek_http_options *o,
+		   char *digest_out, size_t digest_size, ek_error *err);
+/* For an image read from an oci:// reference: fetch what is missing and
+ * check the whole blob against its digest (-EUCLEAN when it differs).
+ * -ENODATA for an image with no digest to check (a file, an http URL). */
+EK_API int ek_verify_source(ek_image *img, ek_error *err);
 /* Open an image held in memory (the buffer must outlive the image). */
 EK_API int ek_open_memory(const void *data, size_t size, const ek_open_options *opts,
 			  ek_image **out, ek_error *err);

@@ -112,6 +112,7 @@ struct cache_io {
 		uint64_t used;           /* for replacement: a clock */
 	} ra[RA_STREAMS];
 	uint64_t ra_clock;
+	char digest[80];             /* "sha256:..." of the whole, or "" */
 };
 
 static inline uint32_t state_hash(uint64_t s)
@@ -685,11 +686,59 @@ static void cache_close(struct io *io)
 	free(c);
 }
 
+/* The whole object read in order (what is missing fetched, sequential
+ * readahead helping) and hashed against its digest.  A mismatch drops
+ * every chunk: the next reader fetches them afresh. */
+static int cache_verify(struct io *io, char *why, size_t size)
+{
+	struct cache_io *c = (struct cache_io *)io;
+	size_t piece = (size_t)1 << 20;
+	uint8_t *buf, raw[DIGEST_SIZE];
+	char hex[2 * DIGEST_SIZE + 1];
+	struct digest_state *d;
+	uint64_t off, ch;
+	int ret = 0;
+
+	if (!c->digest[0])
+		return -ENODATA;
+	buf = malloc(piece);
+	d = digest_begin();
+	if (!buf || !d) {
+		free(buf);
+		if (d)
+			digest_end(d, raw);
+		snprintf(why, size, "out of memory");
+		return -ENOMEM;
+	}
+	for (off = 0; off < io->size && !ret; off += piece) {
+		size_t len = io->size - off < piece ? (size_t)(io->size - off) : piece;
+
+		ret = cache_read(io, buf, len, off);
+		if (ret)
+			snprintf(why, size, "reading it at %" PRIu64 ": %s", off, io_strerror(io, ret));
+		else
+			digest_add(d, buf, len);
+	}
+	digest_end(d, raw);
+	free(buf);
+	if (ret)
+		return ret;
+	digest_to_hex(raw, hex);
+	if (strncmp(c->digest, "sha256:", 7) || strcmp(c->digest + 7, hex)) {
+		snprintf(why, size, "its bytes hash to sha256:%s, not to its digest %s", hex, c->digest);
+		for (ch = 0; ch < c->nchunks; ch++)
+			drop_chunk(c, ch, __atomic_load_n(&c->ent[ch].state, __ATOMIC_ACQUIRE));
+		return -EUCLEAN;
+	}
+	return 0;
+}
+
 static const struct io_ops cache_ops = {
 	.read = cache_read,
 	.read_batch = cache_read_batch,
 	.prefetch = cache_prefetch,
 	.why = cache_why,
+	.verify = cache_verify,
 	.close = cache_close,
 };
 
@@ -827,7 +876,7 @@ static void start_prefetch_all(struct cache_io *c)
 }
 
 int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes, bool prefetch_all,
-		  struct io **out, ek_error *err)
+		  const char *digest, struct io **out, ek_error *err)
 {
 	struct cache_io *c = calloc(1, sizeof(*c));
 	const char *identity = inner->identity;
@@ -839,6 +888,7 @@ int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes, bool pr
 	}
 	c->inner = inner;
 	c->data_fd = c->map_fd = -1;
+	snprintf(c->digest, sizeof(c->digest), "%s", digest ? digest : "");
 	pthread_mutex_init(&c->evict_lock, NULL);
 	pthread_mutex_init(&c->claim_lock, NULL);
 	pthread_cond_init(&c->claim_done, NULL);

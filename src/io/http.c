@@ -27,8 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
+#include "io/curlx.h"
 #include "io/io.h"
 #include "util/ctxpool.h"
 #include "util/error.h"
@@ -36,10 +36,6 @@
 #define PARALLEL 4u                 /* ranges in flight per caller */
 #define HEAD_BYTES ((size_t)64 << 10)  /* fetched at open, kept */
 #define VALIDATOR_MAX 160
-#define DEFAULT_TIMEOUT_MS 30000u
-#define DEFAULT_RETRIES 5u
-#define BACKOFF_FIRST_MS 100u
-#define BACKOFF_MAX_MS 3000u
 #define TOKEN_MAX 8192
 
 struct http_io {
@@ -49,10 +45,7 @@ struct http_io {
 	CURLSH *share;
 	pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
 	struct ctxpool sessions;
-	bool insecure;
-	char *cacert;
-	long timeout_ms;
-	unsigned int retries;
+	struct curlx_conf conf;  /* conf.cacert: a copy, owned */
 	/* The first answer's identity of the object, which every later
 	 * answer must repeat. */
 	char etag[VALIDATOR_MAX];
@@ -94,14 +87,6 @@ struct transfer {
 
 /* Why the calling thread's last read failed, for the error message. */
 static _Thread_local char last_why[CURL_ERROR_SIZE + 64];
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_result;
-
-static void curl_init_once(void)
-{
-	curl_init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 /* ------------------------------------------------------------ sessions */
 
@@ -315,50 +300,17 @@ static int easy_setup(struct http_io *h, CURL *c)
 {
 	CURLcode e = CURLE_OK;
 
+	if (curlx_apply(c, &h->conf))
+		return -EINVAL;
 #define SET(opt, val) do { if (e == CURLE_OK) e = curl_easy_setopt(c, opt, val); } while (0)
 	SET(CURLOPT_URL, h->url);
-	SET(CURLOPT_NOSIGNAL, 1L);
-	SET(CURLOPT_PROTOCOLS_STR, "http,https");
-	SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	SET(CURLOPT_FOLLOWLOCATION, 1L);
-	SET(CURLOPT_MAXREDIRS, 8L);
-	SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-	SET(CURLOPT_CONNECTTIMEOUT_MS, h->timeout_ms);
-	/* A stall: under a byte a second for the whole timeout. */
-	SET(CURLOPT_LOW_SPEED_LIMIT, 1L);
-	SET(CURLOPT_LOW_SPEED_TIME, (h->timeout_ms + 999) / 1000);
-	SET(CURLOPT_TCP_KEEPALIVE, 1L);
 	SET(CURLOPT_HEADERFUNCTION, on_header);
 	SET(CURLOPT_WRITEFUNCTION, on_body);
 	SET(CURLOPT_SHARE, h->share);
 	if (h->headers)
 		SET(CURLOPT_HTTPHEADER, h->headers);
-	if (h->insecure) {
-		SET(CURLOPT_SSL_VERIFYPEER, 0L);
-		SET(CURLOPT_SSL_VERIFYHOST, 0L);
-	}
-	if (h->cacert)
-		SET(CURLOPT_CAINFO, h->cacert);
 #undef SET
 	return e == CURLE_OK ? 0 : -EINVAL;
-}
-
-static bool worth_retrying(CURLcode e)
-{
-	switch (e) {
-	case CURLE_COULDNT_CONNECT:
-	case CURLE_SEND_ERROR:
-	case CURLE_RECV_ERROR:
-	case CURLE_PARTIAL_FILE:
-	case CURLE_GOT_NOTHING:
-	case CURLE_OPERATION_TIMEDOUT:
-	case CURLE_HTTP2:
-	case CURLE_HTTP2_STREAM:
-	case CURLE_SSL_CONNECT_ERROR:
-		return true;
-	default:
-		return false;
-	}
 }
 
 /* How a finished transfer went: 0, -EAGAIN (try again) or -errno with
@@ -376,9 +328,9 @@ static int transfer_result(struct transfer *t, CURLcode e)
 	if (e != CURLE_OK) {
 		snprintf(t->why, sizeof(t->why), "%s",
 			 t->curl_why[0] ? t->curl_why : curl_easy_strerror(e));
-		return worth_retrying(e) ? -EAGAIN : -EIO;
+		return curlx_retryable(e) ? -EAGAIN : -EIO;
 	}
-	if (t->status >= 500 || t->status == 408 || t->status == 429) {
+	if (curlx_retryable_status(t->status)) {
 		snprintf(t->why, sizeof(t->why), "HTTP status %ld", t->status);
 		return -EAGAIN;
 	}
@@ -392,14 +344,6 @@ static int transfer_result(struct transfer *t, CURLcode e)
 		return -EAGAIN;
 	}
 	return 0;
-}
-
-static void sleep_ms(unsigned int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
 }
 
 /* One round: every transfer in ts[] once, PARALLEL at a time; results
@@ -476,7 +420,7 @@ static int run_transfers(struct http_io *h, struct transfer *ts, size_t n)
 	struct session *s = ctxpool_get(&h->sessions);
 	struct transfer *stack_ptrs[16], **todo = stack_ptrs;
 	int stack_res[16], *res = stack_res;
-	unsigned int attempt, backoff = BACKOFF_FIRST_MS;
+	unsigned int attempt;
 	size_t pending = n, i, k;
 	int ret = 0;
 
@@ -498,7 +442,7 @@ static int run_transfers(struct http_io *h, struct transfer *ts, size_t n)
 	for (attempt = 0;; attempt++) {
 		run_round(s, todo, res, pending);
 		for (i = k = 0; i < pending; i++) {
-			if (res[i] == -EAGAIN && attempt < h->retries) {
+			if (res[i] == -EAGAIN && attempt < h->conf.retries) {
 				todo[k++] = todo[i];
 			} else if (res[i] && !ret) {
 				ret = res[i] == -EAGAIN ? -EIO : res[i];
@@ -509,8 +453,7 @@ static int run_transfers(struct http_io *h, struct transfer *ts, size_t n)
 		pending = k;
 		if (!pending || ret)
 			break;
-		sleep_ms(backoff);
-		backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
+		curlx_backoff(attempt);
 	}
 out:
 	if (todo != stack_ptrs)
@@ -604,7 +547,7 @@ static void http_close(struct io *io)
 		pthread_mutex_destroy(&h->share_locks[i]);
 	curl_slist_free_all(h->headers);
 	free(h->url);
-	free(h->cacert);
+	free((char *)h->conf.cacert);
 	free(h->head);
 	free(h->identity);
 	free(h);
@@ -623,18 +566,11 @@ static const struct io_ops http_ops = {
 static int add_token(struct http_io *h, const char *file, ek_error *err)
 {
 	char token[TOKEN_MAX], header[TOKEN_MAX + 32];
-	FILE *f = fopen(file, "re");
-	size_t len;
 	struct curl_slist *l;
+	int ret = curlx_secret_line(file, token, sizeof(token), err);
 
-	if (!f)
-		return err_fail(err, -errno, "%s: %s", file, strerror(errno));
-	len = fread(token, 1, sizeof(token) - 1, f);
-	fclose(f);
-	token[len] = '\0';
-	token[strcspn(token, "\r\n")] = '\0';
-	if (!token[0])
-		return err_fail(err, -EINVAL, "%s: no token in the file", file);
+	if (ret)
+		return ret;
 	snprintf(header, sizeof(header), "Authorization: Bearer %s", token);
 	l = curl_slist_append(h->headers, header);
 	if (!l)
@@ -643,10 +579,18 @@ static int add_token(struct http_io *h, const char *file, ek_error *err)
 	return 0;
 }
 
-static int add_headers(struct http_io *h, const ek_http_options *o, ek_error *err)
+static int add_headers(struct http_io *h, const ek_http_options *o,
+		       const struct io_http_extra *x, ek_error *err)
 {
 	const char *const *hd;
 
+	if (x && x->auth && *x->auth) {
+		struct curl_slist *l = curl_slist_append(h->headers, x->auth);
+
+		if (!l)
+			return err_fail(err, -ENOMEM, "out of memory");
+		h->headers = l;
+	}
 	for (hd = o->headers; hd && *hd; hd++) {
 		struct curl_slist *l;
 
@@ -664,7 +608,7 @@ static int add_headers(struct http_io *h, const ek_http_options *o, ek_error *er
  * of the image (a second mount with a warm cache fetches none at all);
  * where HEAD fails (a URL signed for GET only), from a ranged GET of the
  * first bytes, which are then kept. */
-static int fetch_head(struct http_io *h, ek_error *err)
+static int fetch_head(struct http_io *h, const struct io_http_extra *x, ek_error *err)
 {
 	struct transfer t = { .h = h, .head_only = true };
 	struct io_req r;
@@ -689,6 +633,17 @@ static int fetch_head(struct http_io *h, ek_error *err)
 	snprintf(h->etag, sizeof(h->etag), "%s", t.etag);
 	if (!h->etag[0])
 		snprintf(h->last_modified, sizeof(h->last_modified), "%s", t.last_modified);
+	if (x && x->size && h->base.size != x->size)
+		return err_fail(err, -EUCLEAN, "%s: %" PRIu64 " bytes, where %" PRIu64 " were announced",
+				h->url, h->base.size, x->size);
+	if (x && x->identity) {
+		/* Content addressed: the same bytes wherever they are. */
+		h->identity = strdup(x->identity);
+		if (!h->identity)
+			return err_fail(err, -ENOMEM, "out of memory");
+		h->base.identity = h->identity;
+		return 0;
+	}
 	/* Without a validator a changed object cannot be told: no identity,
 	 * so no cache keeps its bytes beyond this open. */
 	if (h->etag[0] || h->last_modified[0]) {
@@ -709,8 +664,8 @@ bool io_is_url(const char *name)
 	return !strncasecmp(name, "http://", 7) || !strncasecmp(name, "https://", 8);
 }
 
-int io_open_http(const char *url, const ek_http_options *o, struct io **out,
-		 ek_error *err)
+int io_open_http(const char *url, const ek_http_options *o,
+		 const struct io_http_extra *x, struct io **out, ek_error *err)
 {
 	static const ek_http_options defaults;
 	struct http_io *h;
@@ -718,9 +673,9 @@ int io_open_http(const char *url, const ek_http_options *o, struct io **out,
 
 	if (!o)
 		o = &defaults;
-	pthread_once(&curl_once, curl_init_once);
-	if (curl_init_result != CURLE_OK)
-		return err_fail(err, -EIO, "libcurl: %s", curl_easy_strerror(curl_init_result));
+	ret = curlx_init(err);
+	if (ret)
+		return ret;
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return err_fail(err, -ENOMEM, "out of memory");
@@ -729,14 +684,11 @@ int io_open_http(const char *url, const ek_http_options *o, struct io **out,
 	ctxpool_init(&h->sessions, session_new, session_free);
 	h->base.ops = &http_ops;
 	h->base.name = "http";
-	h->insecure = o->insecure;
-	h->timeout_ms = o->timeout_ms ? (long)o->timeout_ms : (long)DEFAULT_TIMEOUT_MS;
-	h->retries = o->retries == EK_HTTP_NO_RETRIES ? 0 :
-		     o->retries ? o->retries : DEFAULT_RETRIES;
+	curlx_conf_from(&h->conf, o);
+	h->conf.cacert = o->cacert ? strdup(o->cacert) : NULL;
 	h->url = strdup(url);
-	h->cacert = o->cacert ? strdup(o->cacert) : NULL;
 	h->share = curl_share_init();
-	if (!h->url || (o->cacert && !h->cacert) || !h->share) {
+	if (!h->url || (o->cacert && !h->conf.cacert) || !h->share) {
 		ret = err_fail(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -745,10 +697,10 @@ int io_open_http(const char *url, const ek_http_options *o, struct io **out,
 	curl_share_setopt(h->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
 	curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
 	curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
-	ret = add_headers(h, o, err);
+	ret = add_headers(h, o, x, err);
 	if (ret)
 		goto fail;
-	ret = fetch_head(h, err);
+	ret = fetch_head(h, x, err);
 	if (ret)
 		goto fail;
 	*out = &h->base;

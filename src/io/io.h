@@ -35,6 +35,9 @@ struct io_ops {
 	 * more exact than its errno (an HTTP status, a changed object);
 	 * NULL when there is nothing to add. */
 	const char *(*why)(struct io *io);
+	/* Optional: check the whole object against the digest it was
+	 * opened with; 0, -EUCLEAN (why filled) or -ENODATA (no digest). */
+	int (*verify)(struct io *io, char *why, size_t size);
 	void (*close)(struct io *io);
 };
 
@@ -52,15 +55,22 @@ int io_open_uring(const char *path, struct io **out, ek_error *err);
 /* http:// and https:// URLs (http.c); io_is_url tells them apart from
  * file names. */
 bool io_is_url(const char *name);
-int io_open_http(const char *url, const ek_http_options *o, struct io **out,
-		 ek_error *err);
+/* What a caller knows of the object beyond its URL: an authorization
+ * header, an identity for the cache (a digest), the size it must have. */
+struct io_http_extra {
+	const char *auth;
+	const char *identity;
+	uint64_t size;
+};
+int io_open_http(const char *url, const ek_http_options *o,
+		 const struct io_http_extra *x, struct io **out, ek_error *err);
 /* A persistent cache of inner's bytes in dir (blockcache.c), bounded by
  * max_bytes; dir NULL or "": a private unnamed file instead; prefetch_all:
  * all of inner fetched in the background.  Takes inner (closed on failure
  * too).  io_cache_default_dir: $XDG_CACHE_HOME/erofskit
  * or ~/.cache/erofskit, -errno when neither can be named. */
 int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes,
-		  bool prefetch_all, struct io **out, ek_error *err);
+		  bool prefetch_all, const char *digest, struct io **out, ek_error *err);
 int io_cache_default_dir(char *out, size_t size);
 int io_open_memory(const void *data, size_t size, struct io **out,
 		      ek_error *err);

@@ -14,6 +14,7 @@
 #include "read/fragment.h"
 #include "read/internal.h"
 #include "read/readahead.h"
+#include "read/remote.h"
 #include "read/zdecode.h"
 #include "util/pool.h"
 
@@ -294,44 +295,14 @@ fail:
 	return ret;
 }
 
-/* An image at a URL: HTTP under a cache of its blocks.  Where the
- * default cache directory cannot be used, a private one. */
-static int open_url(const char *url, const ek_http_options *o, struct io **out,
-		    ek_error *err)
-{
-	char dir[4096];
-	const char *cache_dir = o ? o->cache_dir : NULL;
-	uint64_t max = o && o->cache_max ? o->cache_max : (uint64_t)2 << 30;
-	bool all = o && o->prefetch_all;
-	struct io *http;
-	int ret = io_open_http(url, o, &http, err);
-
-	if (ret)
-		return ret;
-	if (cache_dir && !strcmp(cache_dir, "none"))
-		return io_open_cache(http, NULL, max, all, out, err);
-	if (cache_dir)
-		return io_open_cache(http, cache_dir, max, all, out, err);
-	if (io_cache_default_dir(dir, sizeof(dir)))
-		return io_open_cache(http, NULL, max, all, out, err);
-	ret = io_open_cache(http, dir, max, all, out, NULL);
-	if (ret) {
-		/* The default was not the user's choice: do without it. */
-		ret = io_open_http(url, o, &http, err);
-		if (!ret)
-			ret = io_open_cache(http, NULL, max, all, out, err);
-	}
-	return ret;
-}
-
 int ek_open(const char *path, const ek_open_options *opts, ek_image **out,
 	    ek_error *err)
 {
 	struct io *io;
 	int ret;
 
-	if (io_is_url(path))
-		ret = open_url(path, opts ? &opts->http : NULL, &io, err);
+	if (ek_is_url(path))
+		ret = remote_open(path, opts ? &opts->http : NULL, &io, err);
 	else if (opts && opts->io == EK_IO_URING)
 		ret = io_open_uring(path, &io, err);
 	else
@@ -342,11 +313,6 @@ int ek_open(const char *path, const ek_open_options *opts, ek_image **out,
 	if (ret && err)
 		err_prefix(err, "%s: ", path);
 	return ret;
-}
-
-int ek_is_url(const char *name)
-{
-	return io_is_url(name);
 }
 
 int ek_open_memory(const void *data, size_t size, const ek_open_options *opts,

@@ -93,3 +93,70 @@ stop_faulty() {
 	kill "$FAULTY_PID" 2>/dev/null || true
 	wait "$FAULTY_PID" 2>/dev/null || true
 }
+
+# start_registry MODE: docker-registry (Debian's OCI distribution
+# registry) on $REGISTRY_PORT over HTTPS with the certificate of
+# start_nginx (call that first), storing under $T/registry; MODE:
+#   open     no authentication
+#   basic    htpasswd: user alice, password wonderland
+#   token    token authentication: tokens from token_server.py on
+#            $TOKEN_PORT, anonymous pulls ($TOKEN_LOG logs each request)
+#   token-basic  the same, tokens only for alice:wonderland
+start_registry() {
+	local d=$T/registry auth=""
+	mkdir -p "$d"
+	REGISTRY_PORT=$(free_port)
+	case $1 in
+	basic)
+		htpasswd -Bbc "$d/htpasswd" alice wonderland 2>/dev/null || fail "htpasswd"
+		auth="auth:
+  htpasswd:
+    realm: erofskit-test
+    path: $d/htpasswd"
+		;;
+	token | token-basic)
+		TOKEN_PORT=$(free_port)
+		TOKEN_LOG=$T/token.log
+		: >"$TOKEN_LOG"
+		local users=()
+		[ "$1" = token-basic ] && users=(--user alice --password wonderland)
+		python3 "$HERE/token_server.py" --port "$TOKEN_PORT" --key "$T/http/key.pem" \
+			--cert "$T/http/ca.pem" --log "$TOKEN_LOG" "${users[@]}" &
+		_servers+=($!)
+		wait_port "$TOKEN_PORT" $!
+		auth="auth:
+  token:
+    realm: http://127.0.0.1:$TOKEN_PORT/token
+    service: erofskit-test
+    issuer: erofskit-token
+    rootcertbundle: $T/http/ca.pem"
+		;;
+	esac
+	cat >"$d/config.yml" <<CONF
+version: 0.1
+log:
+  level: error
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: $d/data
+  delete:
+    enabled: true
+http:
+  addr: 127.0.0.1:$REGISTRY_PORT
+  tls:
+    certificate: $T/http/ca.pem
+    key: $T/http/key.pem
+$auth
+CONF
+	docker-registry serve "$d/config.yml" >>"$d/log" 2>&1 &
+	REGISTRY_PID=$!
+	_servers+=($!)
+	wait_port "$REGISTRY_PORT" $!
+}
+
+stop_registry() {
+	kill "$REGISTRY_PID" 2>/dev/null || true
+	wait "$REGISTRY_PID" 2>/dev/null || true
+}

@@ -1,0 +1,225 @@
+/* One HTTP request to the end: for a registry's manifests, tokens and
+ * uploads. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "io/httpreq.h"
+
+struct exchange {
+	const struct httpreq *rq;
+	struct httpans *ans;
+	uint64_t sent;
+	bool too_long;
+};
+
+static void copy_value(const char *v, size_t len, char *out, size_t size)
+{
+	while (len && (*v == ' ' || *v == '\t'))
+		v++, len--;
+	while (len && (v[len - 1] == '\r' || v[len - 1] == '\n' || v[len - 1] == ' '))
+		len--;
+	if (len >= size)
+		len = size - 1;
+	memcpy(out, v, len);
+	out[len] = '\0';
+}
+
+static size_t on_header(char *line, size_t size, size_t n, void *user)
+{
+	struct exchange *x = user;
+	struct httpans *a = x->ans;
+	size_t len = size * n;
+	static const struct {
+		const char *name;
+		size_t off, size;
+	} wanted[] = {
+		{ "www-authenticate:", offsetof(struct httpans, www_authenticate),
+		  sizeof(((struct httpans *)0)->www_authenticate) },
+		{ "location:", offsetof(struct httpans, location),
+		  sizeof(((struct httpans *)0)->location) },
+		{ "content-type:", offsetof(struct httpans, content_type),
+		  sizeof(((struct httpans *)0)->content_type) },
+		{ "docker-content-digest:", offsetof(struct httpans, docker_digest),
+		  sizeof(((struct httpans *)0)->docker_digest) },
+	};
+	size_t i;
+
+	if (len > 5 && !strncmp(line, "HTTP/", 5)) {
+		/* A new response (after a redirect): forget the last one's. */
+		a->www_authenticate[0] = a->location[0] = a->content_type[0] = '\0';
+		a->docker_digest[0] = '\0';
+		a->content_length = -1;
+		return len;
+	}
+	if (len > 15 && !strncasecmp(line, "content-length:", 15)) {
+		char v[32];
+
+		copy_value(line + 15, len - 15, v, sizeof(v));
+		a->content_length = strtoll(v, NULL, 10);
+		return len;
+	}
+	for (i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++) {
+		size_t nl = strlen(wanted[i].name);
+
+		if (len > nl && !strncasecmp(line, wanted[i].name, nl))
+			copy_value(line + nl, len - nl, (char *)a + wanted[i].off, wanted[i].size);
+	}
+	return len;
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *user)
+{
+	struct exchange *x = user;
+	struct httpans *a = x->ans;
+	size_t len = size * n;
+	char *grown;
+
+	if (a->body_len + len > x->rq->max_answer) {
+		x->too_long = true;
+		return 0;
+	}
+	grown = realloc(a->body, a->body_len + len + 1);
+	if (!grown)
+		return 0;
+	a->body = grown;
+	memcpy(a->body + a->body_len, data, len);
+	a->body_len += len;
+	a->body[a->body_len] = '\0';
+	return len;
+}
+
+static size_t on_upload(char *buf, size_t size, size_t n, void *user)
+{
+	struct exchange *x = user;
+	const struct httpreq *rq = x->rq;
+	uint64_t total = rq->body_fd >= 0 ? rq->body_fd_len : rq->body_len;
+	size_t want = size * n;
+	ssize_t got;
+
+	if (want > total - x->sent)
+		want = (size_t)(total - x->sent);
+	if (!want)
+		return 0;
+	if (rq->body_fd < 0) {
+		memcpy(buf, (const char *)rq->body + x->sent, want);
+		got = (ssize_t)want;
+	} else {
+		got = pread(rq->body_fd, buf, want, (off_t)x->sent);
+		if (got <= 0)
+			return CURL_READFUNC_ABORT;
+	}
+	x->sent += (uint64_t)got;
+	return (size_t)got;
+}
+
+static CURLcode perform(CURL *c, const struct httpreq *rq, struct exchange *x,
+			struct curl_slist *headers)
+{
+	CURLcode e = CURLE_OK;
+	uint64_t body = rq->body_fd >= 0 ? rq->body_fd_len : rq->body_len;
+	bool sends = !strcmp(rq->method, "PUT") || !strcmp(rq->method, "POST") ||
+		     !strcmp(rq->method, "PATCH");
+
+	if (curlx_apply(c, rq->conf))
+		return CURLE_FAILED_INIT;
+#define SET(opt, val) do { if (e == CURLE_OK) e = curl_easy_setopt(c, opt, val); } while (0)
+	SET(CURLOPT_URL, rq->url);
+	SET(CURLOPT_HEADERFUNCTION, on_header);
+	SET(CURLOPT_HEADERDATA, x);
+	SET(CURLOPT_WRITEFUNCTION, on_body);
+	SET(CURLOPT_WRITEDATA, x);
+	SET(CURLOPT_HTTPHEADER, headers);
+	SET(CURLOPT_ERRORBUFFER, x->ans->why);
+	if (!strcmp(rq->method, "HEAD")) {
+		SET(CURLOPT_NOBODY, 1L);
+	} else if (sends) {
+		SET(CURLOPT_UPLOAD, 1L);
+		SET(CURLOPT_INFILESIZE_LARGE, (curl_off_t)body);
+		SET(CURLOPT_READFUNCTION, on_upload);
+		SET(CURLOPT_READDATA, x);
+		SET(CURLOPT_CUSTOMREQUEST, rq->method);
+	}
+#undef SET
+	if (e != CURLE_OK)
+		return e;
+	e = curl_easy_perform(c);
+	if (e == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &x->ans->status);
+	return e;
+}
+
+int httpreq_run(const struct httpreq *rq, struct httpans *ans)
+{
+	struct curl_slist *headers = NULL, *l;
+	const char *const *h;
+	unsigned int attempt;
+	CURLcode e = CURLE_FAILED_INIT;
+	int ret = 0;
+
+	memset(ans, 0, sizeof(*ans));
+	ans->content_length = -1;
+	for (h = rq->headers; h && *h; h++) {
+		l = curl_slist_append(headers, *h);
+		if (!l)
+			goto no_memory;
+		headers = l;
+	}
+	if (rq->auth) {
+		l = curl_slist_append(headers, rq->auth);
+		if (!l)
+			goto no_memory;
+		headers = l;
+	}
+	/* No "Expect: 100-continue" round trip before an upload. */
+	l = curl_slist_append(headers, "Expect:");
+	if (!l)
+		goto no_memory;
+	headers = l;
+	for (attempt = 0;; attempt++) {
+		struct exchange x = { .rq = rq, .ans = ans };
+		CURL *c = curl_easy_init();
+
+		if (!c)
+			goto no_memory;
+		free(ans->body);
+		ans->body = NULL;
+		ans->body_len = 0;
+		ans->status = 0;
+		ans->why[0] = '\0';
+		e = perform(c, rq, &x, headers);
+		curl_easy_cleanup(c);
+		if (x.too_long) {
+			snprintf(ans->why, sizeof(ans->why), "an answer longer than %zu bytes",
+				 rq->max_answer);
+			ret = -EFBIG;
+			break;
+		}
+		if (e == CURLE_OK && !curlx_retryable_status(ans->status))
+			break;
+		if (attempt >= rq->conf->retries ||
+		    (e != CURLE_OK && !curlx_retryable(e))) {
+			if (e != CURLE_OK) {
+				if (!ans->why[0])
+					snprintf(ans->why, sizeof(ans->why), "%s", curl_easy_strerror(e));
+				ret = -EIO;
+			}
+			break;
+		}
+		curlx_backoff(attempt);
+	}
+	curl_slist_free_all(headers);
+	return ret;
+no_memory:
+	curl_slist_free_all(headers);
+	snprintf(ans->why, sizeof(ans->why), "out of memory");
+	return -ENOMEM;
+}
+
+void httpans_free(struct httpans *ans)
+{
+	free(ans->body);
+	ans->body = NULL;
+}

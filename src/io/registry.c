@@ -1,0 +1,597 @@
+/*
+ * OCI registries (the distribution API): an image stored as an artifact,
+ * found by oci://REGISTRY/REPO:TAG or oci://REGISTRY/REPO@sha256:DIGEST,
+ * read by Range from its blob URL like any HTTP image; and the upload of
+ * an image as such an artifact (erofskit push).
+ *
+ * Authentication follows the registry's challenge: Basic (with the
+ * credentials given) or the token flow (a token fetched from the realm it
+ * names, anonymously or with the credentials).  Everything a registry
+ * sends is checked: manifests fetched by digest must hash to it, sizes and
+ * digests are validated before use, and the blob's digest is verified
+ * once the whole blob has been read (blockcache.c, fsck).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io/httpreq.h"
+#include "io/registry.h"
+#include "util/digest.h"
+#include "util/error.h"
+
+#define MANIFEST_MAX ((size_t)4 << 20)
+#define TOKEN_ANSWER_MAX ((size_t)64 << 10)
+#define AUTH_MAX 8192
+#define INDEX_CHILDREN_MAX 16
+#define EMPTY_JSON "{}"
+#define EMPTY_MEDIA_TYPE "application/vnd.oci.empty.v1+json"
+#define MANIFEST_MEDIA_TYPE "application/vnd.oci.image.manifest.v1+json"
+#define INDEX_MEDIA_TYPE "application/vnd.oci.image.index.v1+json"
+
+static const char ACCEPT[] =
+	"Accept: " MANIFEST_MEDIA_TYPE ", " INDEX_MEDIA_TYPE ", "
+	"application/vnd.docker.distribution.manifest.v2+json, "
+	"application/vnd.docker.distribution.manifest.list.v2+json";
+
+struct registry {
+	struct oci_ref ref;
+	struct curlx_conf conf;
+	const char *scheme;          /* "https", or "http" with plain_http */
+	char *credentials;           /* "user:password" or NULL */
+	char auth[AUTH_MAX];         /* "Authorization: ..." or "" */
+	const char *actions;         /* the token scope: "pull" or "pull,push" */
+	ek_error *err;
+};
+
+/* ------------------------------------------------------------ references */
+
+static bool repo_ok(const char *s)
+{
+	/* Lower-case components of [a-z0-9] joined by [._-], split by '/'. */
+	bool after_sep = true;
+
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (islower((unsigned char)*s) || isdigit((unsigned char)*s)) {
+			after_sep = false;
+		} else if (*s == '.' || *s == '_' || *s == '-' || *s == '/') {
+			if (after_sep)
+				return false;
+			after_sep = true;
+		} else {
+			return false;
+		}
+	}
+	return !after_sep;
+}
+
+static bool tag_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > 128 || !(isalnum((unsigned char)*s) || *s == '_'))
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '.' && *s != '-')
+			return false;
+	return true;
+}
+
+static bool digest_ok(const char *s)
+{
+	uint8_t raw[DIGEST_SIZE];
+
+	return !strncmp(s, "sha256:", 7) && !digest_from_hex(s + 7, raw);
+}
+
+static int oci_parse_ref(const char *s, struct oci_ref *r, ek_error *err)
+{
+	const char *rest, *slash, *at, *colon;
+	size_t host_len, repo_len;
+
+	memset(r, 0, sizeof(*r));
+	if (strncmp(s, "oci://", 6))
+		return err_fail(err, -EINVAL, "%s: not an oci:// reference", s);
+	rest = s + 6;
+	slash = strchr(rest, '/');
+	if (!slash || slash == rest)
+		return err_fail(err, -EINVAL, "%s: expected oci://REGISTRY/REPO:TAG or "
+				"oci://REGISTRY/REPO@sha256:DIGEST", s);
+	host_len = (size_t)(slash - rest);
+	if (host_len >= sizeof(r->host) || strcspn(rest, "/?#@ ") < host_len)
+		return err_fail(err, -EINVAL, "%s: bad registry name", s);
+	memcpy(r->host, rest, host_len);
+	rest = slash + 1;
+	at = strchr(rest, '@');
+	colon = strrchr(rest, ':');
+	if (at) {
+		repo_len = (size_t)(at - rest);
+		if (strlen(at + 1) >= sizeof(r->digest) || !digest_ok(at + 1))
+			return err_fail(err, -EINVAL, "%s: the digest is not sha256:<64 hex digits>", s);
+		strcpy(r->digest, at + 1);
+	} else if (colon && !strchr(colon, '/')) {
+		repo_len = (size_t)(colon - rest);
+		if (strlen(colon + 1) >= sizeof(r->tag) || !tag_ok(colon + 1))
+			return err_fail(err, -EINVAL, "%s: bad tag", s);
+		strcpy(r->tag, colon + 1);
+	} else {
+		repo_len = strlen(rest);
+		strcpy(r->tag, "latest");
+	}
+	if (repo_len >= sizeof(r->repo))
+		return err_fail(err, -EINVAL, "%s: repository name too long", s);
+	memcpy(r->repo, rest, repo_len);
+	if (!repo_ok(r->repo))
+		return err_fail(err, -EINVAL, "%s: bad repository name '%s'", s, r->repo);
+	return 0;
+}
+
+/* ------------------------------------------------------------ auth */
+
+static int base64(const char *in, char *out, size_t size)
+{
+	size_t len = strlen(in);
+
+	if (4 * ((len + 2) / 3) + 1 > size)
+		return -ENAMETOOLONG;
+	EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)in, (int)len);
+	return 0;
+}
+
+/* The value of name="value" (or name=value) in a challenge. */
+static bool challenge_param(const char *c, const char *name, char *out, size_t size)
+{
+	size_t nl = strlen(name);
+	const char *p = c;
+
+	while ((p = strcasestr(p, name))) {
+		bool starts = p == c || p[-1] == ' ' || p[-1] == ',';
+		size_t i = 0;
+
+		p += nl;
+		if (!starts || *p != '=')
+			continue;
+		p++;
+		if (*p == '"') {
+			for (p++; *p && *p != '"' && i + 1 < size; p++)
+				out[i++] = *p;
+		} else {
+			for (; *p && *p != ',' && *p != ' ' && i + 1 < size; p++)
+				out[i++] = *p;
+		}
+		out[i] = '\0';
+		return true;
+	}
+	return false;
+}
+
+/* A token from the realm, for the token flow. */
+static int fetch_token(struct registry *r, const char *challenge)
+{
+	char realm[1024], service[256] = "", scope[600], url[3072], basic[AUTH_MAX];
+	struct httpreq rq = { .method = "GET", .url = url, .max_answer = TOKEN_ANSWER_MAX,
+			      .conf = &r->conf, .body_fd = -1 };
+	struct httpans ans;
+	json_t *doc = NULL;
+	const char *token;
+	char *esc_service, *esc_scope;
+	CURL *c;
+	int ret;
+
+	if (!challenge_param(challenge, "realm", realm, sizeof(realm)) ||
+	    (strncasecmp(realm, "https://", 8) && strncasecmp(realm, "http://", 7)))
+		return err_fail(r->err, -EPROTO, "%s: a token challenge without an http(s) realm: %.200s",
+				r->ref.host, challenge);
+	challenge_param(challenge, "service", service, sizeof(service));
+	if (!challenge_param(challenge, "scope", scope, sizeof(scope)))
+		snprintf(scope, sizeof(scope), "repository:%s:%s", r->ref.repo, r->actions);
+	c = curl_easy_init();
+	if (!c)
+		return err_fail(r->err, -ENOMEM, "out of memory");
+	esc_service = curl_easy_escape(c, service, 0);
+	esc_scope = curl_easy_escape(c, scope, 0);
+	snprintf(url, sizeof(url), "%s%sservice=%s&scope=%s", realm, strchr(realm, '?') ? "&" : "?",
+		 esc_service ? esc_service : "", esc_scope ? esc_scope : "");
+	curl_free(esc_service);
+	curl_free(esc_scope);
+	curl_easy_cleanup(c);
+	if (r->credentials) {
+		strcpy(basic, "Authorization: Basic ");
+		if (base64(r->credentials, basic + strlen(basic), sizeof(basic) - strlen(basic)))
+			return err_fail(r->err, -EINVAL, "credentials too long");
+		rq.auth = basic;
+	}
+	ret = httpreq_run(&rq, &ans);
+	if (ret) {
+		err_fail(r->err, ret, "%s: token from %s: %s", r->ref.host, realm, ans.why);
+		goto out;
+	}
+	if (ans.status != 200) {
+		ret = err_fail(r->err, ans.status == 401 || ans.status == 403 ? -EACCES : -EIO,
+			       "%s: token from %s: HTTP status %ld%s", r->ref.host, realm, ans.status,
+			       r->credentials ? "" : " (credentials needed? -o credentials=FILE)");
+		goto out;
+	}
+	doc = json_loadb(ans.body ? ans.body : "", ans.body_len, 0, NULL);
+	token = json_string_value(json_object_get(doc, "token"));
+	if (!token)
+		token = json_string_value(json_object_get(doc, "access_token"));
+	if (!token || !*token || strpbrk(token, "\r\n") ||
+	    strlen(token) + 32 > sizeof(r->auth)) {
+		ret = err_fail(r->err, -EPROTO, "%s: token from %s: no usable token in the answer",
+			       r->ref.host, realm);
+		goto out;
+	}
+	snprintf(r->auth, sizeof(r->auth), "Authorization: Bearer %s", token);
+out:
+	json_decref(doc);
+	httpans_free(&ans);
+	return ret;
+}
+
+/* Meet a 401's challenge: Basic with the credentials, or a token. */
+static int authorize(struct registry *r, const char *challenge)
+{
+	if (!strncasecmp(challenge, "Bearer ", 7))
+		return fetch_token(r, challenge);
+	if (!strncasecmp(challenge, "Basic", 5)) {
+		if (!r->credentials)
+			return err_fail(r->err, -EACCES, "%s asks for a user and password "
+					"(-o credentials=FILE)", r->ref.host);
+		strcpy(r->auth, "Authorization: Basic ");
+		if (base64(r->credentials, r->auth + strlen(r->auth), sizeof(r->auth) - strlen(r->auth)))
+			return err_fail(r->err, -EINVAL, "credentials too long");
+		return 0;
+	}
+	return err_fail(r->err, -EACCES, "%s: an authentication scheme erofskit does not speak: %.100s",
+			r->ref.host, challenge);
+}
+
+/* A request with the registry's authorization, met once on a 401. */
+static int request(struct registry *r, struct httpreq *rq, struct httpans *ans)
+{
+	int ret, round;
+
+	for (round = 0;; round++) {
+		rq->auth = r->auth[0] ? r->auth : NULL;
+		rq->conf = &r->conf;
+		ret = httpreq_run(rq, ans);
+		if (ret)
+			return err_fail(r->err, ret, "%s: %s", rq->url, ans->why);
+		if (ans->status != 401 || round)
+			break;
+		if (!ans->www_authenticate[0])
+			return err_fail(r->err, -EACCES, "%s: 401 without a challenge", rq->url);
+		ret = authorize(r, ans->www_authenticate);
+		httpans_free(ans);
+		if (ret)
+			return ret;
+	}
+	if (ans->status == 401 || ans->status == 403)
+		return err_fail(r->err, -EACCES, "%s: HTTP status %ld (not allowed)", rq->url, ans->status);
+	return 0;
+}
+
+/* ------------------------------------------------------------ sessions */
+
+static int read_credentials(const char *file, char **out, ek_error *err)
+{
+	char buf[1024];
+	int ret;
+
+	*out = NULL;
+	if (!file)
+		return 0;
+	ret = curlx_secret_line(file, buf, sizeof(buf), err);
+	if (ret)
+		return ret;
+	if (!strchr(buf, ':'))
+		return err_fail(err, -EINVAL, "%s: expected one line 'user:password'", file);
+	*out = strdup(buf);
+	return *out ? 0 : err_fail(err, -ENOMEM, "out of memory");
+}
+
+static int registry_begin(struct registry *r, const char *ref, const ek_http_options *o,
+			  const char *actions, ek_error *err)
+{
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->err = err;
+	r->actions = actions;
+	ret = curlx_init(err);
+	if (!ret)
+		ret = oci_parse_ref(ref, &r->ref, err);
+	if (ret)
+		return ret;
+	curlx_conf_from(&r->conf, o);
+	r->scheme = o && o->plain_http ? "http" : "https";
+	return read_credentials(o ? o->credentials_file : NULL, &r->credentials, err);
+}
+
+static void registry_end(struct registry *r)
+{
+	free(r->credentials);
+}
+
+/* ------------------------------------------------------------ resolving */
+
+/* A manifest by tag or digest; fetched by digest, it must hash to it. */
+static int get_manifest(struct registry *r, const char *reference, json_t **out)
+{
+	char url[1200];
+	const char *headers[] = { ACCEPT, NULL };
+	struct httpreq rq = { .method = "GET", .url = url, .headers = headers,
+			      .max_answer = MANIFEST_MAX, .body_fd = -1 };
+	struct httpans ans;
+	json_error_t why;
+	int ret;
+
+	*out = NULL;
+	snprintf(url, sizeof(url), "%s://%s/v2/%s/manifests/%s", r->scheme, r->ref.host,
+		 r->ref.repo, reference);
+	ret = request(r, &rq, &ans);
+	if (ret)
+		goto out;
+	if (ans.status != 200) {
+		ret = err_fail(r->err, ans.status == 404 ? -ENOENT : -EIO, "%s: HTTP status %ld",
+			       url, ans.status);
+		goto out;
+	}
+	if (!strncmp(reference, "sha256:", 7)) {
+		uint8_t d[DIGEST_SIZE];
+		char hex[2 * DIGEST_SIZE + 1];
+
+		digest_of(ans.body ? ans.body : "", ans.body_len, d);
+		digest_to_hex(d, hex);
+		if (strcmp(hex, reference + 7)) {
+			ret = err_fail(r->err, -EUCLEAN, "%s: the manifest does not match its digest "
+				       "(sha256:%s)", url, hex);
+			goto out;
+		}
+	}
+	*out = json_loadb(ans.body ? ans.body : "", ans.body_len, JSON_REJECT_DUPLICATES, &why);
+	if (!json_is_object(*out)) {
+		json_decref(*out);
+		*out = NULL;
+		ret = err_fail(r->err, -EUCLEAN, "%s: not a JSON manifest: %s", url, why.text);
+	}
+out:
+	httpans_free(&ans);
+	return ret;
+}
+
+static bool is_erofs_type(const char *t)
+{
+	/* application/vnd.erofs, or a version of it (.layer.v1); not a
+	 * compressed blob (+zstd), which cannot be read by Range. */
+	return t && (!strcmp(t, OCI_EROFS_MEDIA_TYPE) ||
+		     !strncmp(t, OCI_EROFS_MEDIA_TYPE ".", sizeof(OCI_EROFS_MEDIA_TYPE)));
+}
+
+/* The manifest's EROFS layer: 1 when found (into blob), 0 when it has
+ * none. */
+static int erofs_layer(struct registry *r, json_t *manifest, struct oci_blob *blob)
+{
+	json_t *layers = json_object_get(manifest, "layers"), *l;
+	size_t i;
+
+	json_array_foreach(layers, i, l) {
+		const char *type = json_string_value(json_object_get(l, "mediaType"));
+		const char *digest = json_string_value(json_object_get(l, "digest"));
+		json_t *size = json_object_get(l, "size");
+
+		if (!is_erofs_type(type))
+			continue;
+		if (!digest || !digest_ok(digest) || !json_is_integer(size) ||
+		    json_integer_value(size) <= 0)
+			return err_fail(r->err, -EUCLEAN, "%s/%s: the EROFS layer's descriptor is "
+					"not valid (digest, size)", r->ref.host, r->ref.repo);
+		snprintf(blob->digest, sizeof(blob->digest), "%s", digest);
+		blob->size = (uint64_t)json_integer_value(size);
+		return 1;
+	}
+	return 0;
+}
+
+int oci_resolve(const char *ref, const ek_http_options *o, struct oci_blob *blob,
+		ek_error *err)
+{
+	struct registry r;
+	json_t *top = NULL, *child = NULL, *list, *entry;
+	size_t i;
+	int ret = registry_begin(&r, ref, o, "pull", err);
+
+	memset(blob, 0, sizeof(*blob));
+	if (ret)
+		goto out;
+	ret = get_manifest(&r, r.ref.digest[0] ? r.ref.digest : r.ref.tag, &top);
+	if (ret)
+		goto out;
+	ret = erofs_layer(&r, top, blob);
+	/* An index: the first manifest in it with an EROFS layer. */
+	list = json_object_get(top, "manifests");
+	json_array_foreach(list, i, entry) {
+		const char *d = json_string_value(json_object_get(entry, "digest"));
+
+		if (ret || i >= INDEX_CHILDREN_MAX)
+			break;
+		if (!d || !digest_ok(d)) {
+			ret = err_fail(err, -EUCLEAN, "%s: an index entry without a valid digest", ref);
+			break;
+		}
+		ret = get_manifest(&r, d, &child);
+		if (!ret)
+			ret = erofs_layer(&r, child, blob);
+		json_decref(child);
+		child = NULL;
+	}
+	if (ret == 0)
+		ret = err_fail(err, -ENOENT, "%s: no layer of media type %s", ref, OCI_EROFS_MEDIA_TYPE);
+	if (ret < 0)
+		goto out;
+	ret = 0;
+	snprintf(blob->url, sizeof(blob->url), "%s://%s/v2/%s/blobs/%s", r.scheme, r.ref.host,
+		 r.ref.repo, blob->digest);
+	snprintf(blob->auth, sizeof(blob->auth), "%s", r.auth);
+out:
+	json_decref(top);
+	registry_end(&r);
+	return ret;
+}
+
+/* ------------------------------------------------------------ pushing */
+
+/* A blob, unless the registry has it: POST for an upload URL, then one
+ * PUT of the whole blob with its digest. */
+static int push_blob(struct registry *r, const char *digest, int fd, const void *mem, uint64_t size)
+{
+	char url[3072];
+	const char *octet[] = { "Content-Type: application/octet-stream", NULL };
+	struct httpreq rq = { .method = "HEAD", .url = url, .max_answer = 4096, .body_fd = -1 };
+	struct httpans ans;
+	int ret;
+
+	snprintf(url, sizeof(url), "%s://%s/v2/%s/blobs/%s", r->scheme, r->ref.host, r->ref.repo, digest);
+	ret = request(r, &rq, &ans);
+	httpans_free(&ans);
+	if (ret || ans.status == 200)
+		return ret;
+	snprintf(url, sizeof(url), "%s://%s/v2/%s/blobs/uploads/", r->scheme, r->ref.host, r->ref.repo);
+	rq = (struct httpreq){ .method = "POST", .url = url, .max_answer = 4096, .body_fd = -1 };
+	ret = request(r, &rq, &ans);
+	if (!ret && (ans.status != 202 || !ans.location[0]))
+		ret = err_fail(r->err, -EIO, "%s: HTTP status %ld, no upload location", url, ans.status);
+	if (ret) {
+		httpans_free(&ans);
+		return ret;
+	}
+	/* Location may be a path on the registry, and may carry a query. */
+	if (ans.location[0] == '/')
+		snprintf(url, sizeof(url), "%s://%s%s%sdigest=%s", r->scheme, r->ref.host, ans.location,
+			 strchr(ans.location, '?') ? "&" : "?", digest);
+	else
+		snprintf(url, sizeof(url), "%s%sdigest=%s", ans.location,
+			 strchr(ans.location, '?') ? "&" : "?", digest);
+	httpans_free(&ans);
+	rq = (struct httpreq){ .method = "PUT", .url = url, .headers = octet, .max_answer = 4096,
+			       .body = mem, .body_len = (size_t)size, .body_fd = fd,
+			       .body_fd_len = size };
+	ret = request(r, &rq, &ans);
+	if (!ret && ans.status != 201)
+		ret = err_fail(r->err, -EIO, "uploading %s to %s/%s: HTTP status %ld", digest,
+			       r->ref.host, r->ref.repo, ans.status);
+	httpans_free(&ans);
+	return ret;
+}
+
+static int file_digest(int fd, uint64_t size, char out[OCI_DIGEST_MAX], ek_error *err,
+		       const char *path)
+{
+	struct digest_state *d = digest_begin();
+	uint8_t buf[1 << 16], raw[DIGEST_SIZE];
+	char hex[2 * DIGEST_SIZE + 1];
+	uint64_t off = 0;
+
+	if (!d)
+		return err_fail(err, -ENOMEM, "out of memory");
+	while (off < size) {
+		ssize_t n = pread(fd, buf, sizeof(buf), (off_t)off);
+
+		if (n <= 0) {
+			digest_end(d, raw);
+			return err_fail(err, n < 0 ? -errno : -EIO, "%s: cannot read it", path);
+		}
+		digest_add(d, buf, (size_t)n);
+		off += (uint64_t)n;
+	}
+	digest_end(d, raw);
+	digest_to_hex(raw, hex);
+	snprintf(out, OCI_DIGEST_MAX, "sha256:%s", hex);
+	return 0;
+}
+
+int oci_push(const char *image, const char *ref, const ek_http_options *o,
+	     char *manifest_digest, size_t digest_size, ek_error *err)
+{
+	struct registry r;
+	struct stat st;
+	char blob_digest[OCI_DIGEST_MAX], empty_digest[OCI_DIGEST_MAX], url[1200];
+	const char *slash = strrchr(image, '/');
+	const char *headers[] = { "Content-Type: " MANIFEST_MEDIA_TYPE, NULL };
+	struct httpreq rq = { .method = "PUT", .url = url, .headers = headers, .max_answer = 4096,
+			      .body_fd = -1 };
+	struct httpans ans = { 0 };
+	uint8_t raw[DIGEST_SIZE];
+	char hex[2 * DIGEST_SIZE + 1];
+	char *manifest = NULL;
+	json_t *doc = NULL;
+	int fd = -1, ret = registry_begin(&r, ref, o, "pull,push", err);
+
+	if (ret)
+		goto out;
+	if (!r.ref.tag[0] || r.ref.digest[0]) {
+		ret = err_fail(err, -EINVAL, "%s: push needs a tag (oci://REGISTRY/REPO:TAG)", ref);
+		goto out;
+	}
+	fd = open(image, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+		ret = err_fail(err, fd < 0 ? -errno : -EINVAL, "%s: %s", image,
+			       fd < 0 ? strerror(errno) : "not a regular file with data");
+		goto out;
+	}
+	ret = file_digest(fd, (uint64_t)st.st_size, blob_digest, err, image);
+	if (ret)
+		goto out;
+	digest_of(EMPTY_JSON, 2, raw);
+	digest_to_hex(raw, hex);
+	snprintf(empty_digest, sizeof(empty_digest), "sha256:%s", hex);
+	ret = push_blob(&r, blob_digest, fd, NULL, (uint64_t)st.st_size);
+	if (!ret)
+		ret = push_blob(&r, empty_digest, -1, EMPTY_JSON, 2);
+	if (ret)
+		goto out;
+	doc = json_pack("{s:i, s:s, s:s, s:{s:s, s:s, s:i}, s:[{s:s, s:s, s:I, s:{s:s}}]}",
+			"schemaVersion", 2, "mediaType", MANIFEST_MEDIA_TYPE,
+			"artifactType", OCI_EROFS_MEDIA_TYPE,
+			"config", "mediaType", EMPTY_MEDIA_TYPE, "digest", empty_digest, "size", 2,
+			"layers", "mediaType", OCI_EROFS_MEDIA_TYPE, "digest", blob_digest,
+			"size", (json_int_t)st.st_size, "annotations",
+			"org.opencontainers.image.title", slash ? slash + 1 : image);
+	manifest = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	if (!manifest) {
+		ret = err_fail(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	snprintf(url, sizeof(url), "%s://%s/v2/%s/manifests/%s", r.scheme, r.ref.host, r.ref.repo,
+		 r.ref.tag);
+	rq.body = manifest;
+	rq.body_len = strlen(manifest);
+	ret = request(&r, &rq, &ans);
+	if (!ret && ans.status != 201)
+		ret = err_fail(err, -EIO, "%s: HTTP status %ld%s%.200s", url, ans.status,
+			       ans.body ? ": " : "", ans.body ? ans.body : "");
+	if (ret)
+		goto out;
+	digest_of(manifest, strlen(manifest), raw);
+	digest_to_hex(raw, hex);
+	snprintf(manifest_digest, digest_size, "sha256:%s", hex);
+out:
+	httpans_free(&ans);
+	free(manifest);
+	json_decref(doc);
+	if (fd >= 0)
+		close(fd);
+	registry_end(&r);
+	return ret;
+}

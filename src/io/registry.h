@@ -1,0 +1,38 @@
+/* OCI registries (registry.c): images stored as artifacts of media type
+ * application/vnd.erofs, resolved to a blob read by Range, and pushed. */
+#ifndef EK_IO_REGISTRY_H
+#define EK_IO_REGISTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "erofskit/erofskit.h"
+
+#define OCI_EROFS_MEDIA_TYPE "application/vnd.erofs"
+#define OCI_DIGEST_MAX 72          /* "sha256:" + 64 + NUL, rounded */
+
+struct oci_ref {
+	char host[256];            /* registry[:port] */
+	char repo[256];
+	char tag[129];             /* "" when by digest */
+	char digest[OCI_DIGEST_MAX];
+};
+
+/* An image's blob: where, with which authorization, and what it is. */
+struct oci_blob {
+	char url[1200];
+	char auth[8192];           /* "Authorization: ..." or "" */
+	char digest[OCI_DIGEST_MAX];
+	uint64_t size;
+};
+
+/* ref: oci://REGISTRY/REPO[:TAG|@sha256:DIGEST]; the manifest's (or an
+ * index's first manifest with one) layer of media type
+ * application/vnd.erofs. */
+int oci_resolve(const char *ref, const ek_http_options *o, struct oci_blob *blob,
+		ek_error *err);
+/* Upload image as an artifact tagged ref; the manifest's digest out. */
+int oci_push(const char *image, const char *ref, const ek_http_options *o,
+	     char *manifest_digest, size_t digest_size, ek_error *err);
+
+#endif

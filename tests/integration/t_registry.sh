@@ -1,0 +1,91 @@
+#!/bin/bash
+# OCI registries: erofskit push stores an image as an artifact in Debian's
+# docker-registry (HTTPS; no authentication, htpasswd Basic, and token
+# authentication with anonymous or Basic token requests), and fsck,
+# --extract and the FUSE mount read it back by tag and by digest; the
+# blob is checked against its digest; clear errors for what is missing.
+. "$(dirname "$0")/lib.sh"
+. "$HERE/http_lib.sh"
+export XDG_CACHE_HOME=$T/xdg
+
+mkdir -p "$T/tree" "$T/www"
+cp -R "$EROFSKIT_SRC/src/io" "$T/tree/io"
+head -c 2000000 /dev/urandom | base64 >"$T/tree/big.txt"
+ln -s io/http.c "$T/tree/link"
+manifest "$T/tree" "$T/tree.json"
+"$EROFSKIT" mkfs -q -zlz4hc "$T/img.erofs" "$T/tree" || fail "mkfs"
+start_nginx "$T/www"   # for its certificate
+echo alice:wonderland >"$T/cred"
+CA=cacert=$T/http/ca.pem
+
+for mode in open basic token token-basic; do
+	note "registry with $mode authentication: push, then fsck --extract by tag and by digest"
+	start_registry "$mode"
+	R=oci://127.0.0.1:$REGISTRY_PORT/erofskit/test
+	creds=
+	case $mode in
+	basic | token-basic)
+		expect_exit 2 "$EROFSKIT" push -o "$CA" "$T/img.erofs" "$R:v1" 2>"$T/err"
+		grep -qE "user and password|credentials" "$T/err" || fail "$mode: $(cat "$T/err")"
+		creds=",credentials=$T/cred"
+		;;
+	esac
+	ref=$("$EROFSKIT" push -o "$CA$creds" "$T/img.erofs" "$R:v1") || fail "$mode: push"
+	[[ $ref == "$R@sha256:"* ]] || fail "$mode: push printed '$ref'"
+	for r in "$R:v1" "$ref"; do
+		rm -rf "$T/x"
+		"$EROFSKIT" fsck -q --extract "$T/x" -o "$CA,cache_dir=none$creds" "$r" ||
+			fail "$mode: fsck --extract $r"
+		manifest "$T/x" "$T/x.json"
+		same_manifest "$T/tree.json" "$T/x.json" "extraction of $r ($mode)"
+	done
+	case $mode in
+	token) grep -q '^anonymous repository:erofskit/test:pull 200$' "$TOKEN_LOG" ||
+		fail "token: no anonymous pull token: $(cat "$TOKEN_LOG")" ;;
+	token-basic) grep -q '^basic repository:erofskit/test:pull,push 200$' "$TOKEN_LOG" ||
+		fail "token-basic: no push token for the user: $(cat "$TOKEN_LOG")" ;;
+	esac
+	stop_registry
+done
+
+note "FUSE mount of an oci:// reference equals the source"
+start_registry open
+R=oci://127.0.0.1:$REGISTRY_PORT/erofskit/test
+ref=$("$EROFSKIT" push -o "$CA" "$T/img.erofs" "$R:v1") || fail "push"
+fmount "$R:v1" "$T/m" "$CA,cache_dir=$T/c1"
+manifest "$T/m" "$T/m.json"
+fumount "$T/m"
+same_manifest "$T/tree.json" "$T/m.json" "FUSE mount of $R:v1"
+"$EROFSKIT" dump -o "$CA" --cat /io/http.c "$ref" | cmp - "$T/tree/io/http.c" || fail "dump --cat"
+
+note "missing tags, repositories and layers: clear errors"
+expect_exit 2 "$EROFSKIT" fsck -o "$CA" "$R:nope" 2>"$T/err"
+grep -q "HTTP status 404" "$T/err" || fail "unknown tag: $(cat "$T/err")"
+expect_exit 2 "$EROFSKIT" fsck -o "$CA" "oci://127.0.0.1:$REGISTRY_PORT" 2>"$T/err"
+grep -q "expected oci://REGISTRY/REPO" "$T/err" || fail "no repository: $(cat "$T/err")"
+expect_exit 2 "$EROFSKIT" fsck -o "$CA" "oci://127.0.0.1:$REGISTRY_PORT/Bad/Name:v1" 2>"$T/err"
+grep -q "bad repository name" "$T/err" || fail "bad name: $(cat "$T/err")"
+expect_exit 2 "$EROFSKIT" push -o "$CA" "$T/img.erofs" "$R@sha256:$(printf '%064d' 0)" 2>"$T/err"
+grep -q "push needs a tag" "$T/err" || fail "push by digest: $(cat "$T/err")"
+# An image manifest whose layer is not an EROFS image.
+base=https://127.0.0.1:$REGISTRY_PORT/v2/erofskit/test
+cfg=$(printf '{}' | sha256sum | cut -d' ' -f1)
+printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.empty.v1+json","digest":"sha256:%s","size":2},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":2}]}' \
+	"$cfg" "$cfg" >"$T/tar-manifest.json"
+curl -sf --cacert "$T/http/ca.pem" -X PUT -H "Content-Type: application/vnd.oci.image.manifest.v1+json" \
+	--data-binary @"$T/tar-manifest.json" "$base/manifests/tarball" >/dev/null || fail "PUT a tar manifest"
+expect_exit 2 "$EROFSKIT" fsck -o "$CA" "$R:tarball" 2>"$T/err"
+grep -q "no layer of media type application/vnd.erofs" "$T/err" || fail "no erofs layer: $(cat "$T/err")"
+
+note "the blob is checked against its digest: a changed byte in the registry's store"
+blob=$(find "$T/registry/data" -path "*/blobs/sha256/*/$(sha256sum <"$T/img.erofs" | cut -c1-64)/data")
+[ -f "$blob" ] || fail "the blob is not in the registry's store"
+size=$(stat -c %s "$blob")
+printf 'X' | dd of="$blob" bs=1 seek=$((size - 1)) conv=notrunc status=none
+expect_exit 1 "$EROFSKIT" fsck -q -o "$CA,cache_dir=$T/c2" "$ref" 2>"$T/err"
+grep -q "not to its digest sha256:" "$T/err" || fail "digest mismatch not reported: $(cat "$T/err")"
+# Dropped from the cache: the next reader fetches it again (and fails
+# again, the store being still wrong).
+expect_exit 1 "$EROFSKIT" fsck -q -o "$CA,cache_dir=$T/c2" "$ref" 2>"$T/err"
+stop_registry
+echo PASS

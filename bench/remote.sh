@@ -14,6 +14,9 @@
 #      the mount and by the cat, and the cat's wall time.
 #   3. a second mount with the warm cache: image bytes fetched (must be 0)
 #      and fio sequential against the local mount.
+#   4. the Debian root filesystem image over https: every file through
+#      the mount equals the kernel's mount of the local file; fsck and
+#      fsck --extract of the URL equal those of the file.
 # Prints markdown.  Needs root, nginx, fio.
 #
 #   bench/remote.sh            data: $BENCH_DATA (default /tmp/data, made
@@ -191,3 +194,33 @@ echo "| local | $l | | |"
 echo "| https, warm cache | $w | $wreq | $wbytes |"
 echo
 printf "warm / local: %.2fx\n" "$(echo "$w / $l" | bc -l)"
+
+echo
+echo "### The Debian root filesystem over https equals the local image"
+echo
+"$EROFSKIT" mkfs -q -zdeflate,level=9 "$T/www/rootfs.img" "$DATA/rootfs"
+U=https://127.0.0.1:$HTTPS_PORT/rootfs.img
+O=cacert=$T/http/ca.pem,cache_dir=$T/rootfs-cache
+mkdir -p "$T/kmnt"
+mount -t erofs -o loop,ro "$T/www/rootfs.img" "$T/kmnt"
+python3 "$HERE/manifest.py" "$T/kmnt" -o "$T/kernel.json"
+umount "$T/kmnt"
+"$EROFSKIT" mount -o "$O" "$U" "$mnt"
+python3 "$HERE/manifest.py" "$mnt" -o "$T/remote.json"
+unmount_now
+python3 "$HERE/manifest.py" --compare "$T/kernel.json" "$T/remote.json" >/dev/null &&
+	mount_same=yes || mount_same=NO
+local_fsck=$("$EROFSKIT" fsck "$T/www/rootfs.img" | sed 's/.*: clean: //; s/ in [0-9.]* s$//')
+remote_fsck=$("$EROFSKIT" fsck -o "$O" "$U" | sed 's/.*: clean: //; s/ in [0-9.]* s$//')
+"$EROFSKIT" fsck -q --extract "$T/x-local" "$T/www/rootfs.img"
+"$EROFSKIT" fsck -q --extract "$T/x-remote" -o "$O" "$U"
+python3 "$HERE/manifest.py" "$T/x-local" -o "$T/x-local.json"
+python3 "$HERE/manifest.py" "$T/x-remote" -o "$T/x-remote.json"
+python3 "$HERE/manifest.py" --compare "$T/x-local.json" "$T/x-remote.json" >/dev/null &&
+	extract_same=yes || extract_same=NO
+[ "$local_fsck" = "$remote_fsck" ] && fsck_same=yes || fsck_same=NO
+echo "| check | equal |"
+echo "|---|---|"
+echo "| every file through \`erofskit mount URL\` = kernel mount of the file ($(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["entries"]))' "$T/kernel.json") entries) | $mount_same |"
+echo "| \`fsck URL\` = \`fsck FILE\` ($remote_fsck) | $fsck_same |"
+echo "| \`fsck --extract DIR URL\` = \`fsck --extract DIR FILE\` | $extract_same |"

@@ -882,10 +882,8 @@ int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes, bool pr
 	const char *identity = inner->identity;
 	int ret;
 
-	if (!c) {
-		io_close(inner);
+	if (!c)
 		return err_fail(err, -ENOMEM, "out of memory");
-	}
 	c->inner = inner;
 	c->data_fd = c->map_fd = -1;
 	snprintf(c->digest, sizeof(c->digest), "%s", digest ? digest : "");
@@ -902,6 +900,7 @@ int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes, bool pr
 	c->verified = calloc(c->nchunks ? c->nchunks : 1, 1);
 	c->claimed = calloc(c->nchunks ? c->nchunks : 1, 1);
 	if (!c->verified || !c->claimed) {
+		c->inner = NULL;   /* still the caller's */
 		cache_close(&c->base);
 		return err_fail(err, -ENOMEM, "out of memory");
 	}
@@ -911,6 +910,7 @@ int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes, bool pr
 	else
 		ret = open_private(c);
 	if (ret) {
+		c->inner = NULL;
 		cache_close(&c->base);
 		return err_fail(err, ret, "cache in %s: %s", dir && *dir ? dir : "$TMPDIR",
 				strerror(-ret));

@@ -37,6 +37,7 @@
 #define HEAD_BYTES ((size_t)64 << 10)  /* fetched at open, kept */
 #define VALIDATOR_MAX 160
 #define TOKEN_MAX 8192
+#define RENEWALS_MAX 64u             /* header lists kept until close */
 
 struct http_io {
 	struct io base;
@@ -53,12 +54,23 @@ struct http_io {
 	uint8_t *head;           /* the object's first head_len bytes */
 	size_t head_len;
 	char *identity;          /* URL, validator and size */
+	/* An authorization that expires: on a 401 the list is rebuilt with
+	 * a renewed first line; lists other transfers may still use are
+	 * kept until close.  Sessions compare headers_gen with theirs. */
+	int (*renew)(void *ctx, const char *challenge, char *out, size_t size);
+	void (*release)(void *ctx);
+	void *renew_ctx;
+	pthread_mutex_t headers_lock;
+	unsigned int headers_gen;
+	struct curl_slist *retired[RENEWALS_MAX];
+	unsigned int nretired;
 };
 
 /* One caller's connections. */
 struct session {
 	CURLM *multi;
 	CURL *easy[PARALLEL];
+	unsigned int headers_gen[PARALLEL];   /* of the list each was given */
 };
 
 /* One ranged GET: [offset, offset + len) into a run of requests that
@@ -79,6 +91,9 @@ struct transfer {
 	uint64_t range_first, range_last, range_total;
 	char etag[VALIDATOR_MAX];
 	char last_modified[VALIDATOR_MAX];
+	char challenge[512];     /* WWW-Authenticate of a 401 */
+	unsigned int headers_gen;   /* of the headers it was sent with */
+	bool wants_auth;         /* a 401 that a renewal may answer */
 	bool checked;            /* headers validated before the first byte */
 	int fatal;               /* -errno: not worth another try */
 	char why[CURL_ERROR_SIZE];
@@ -194,6 +209,8 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
 		header_value(line + 5, len - 5, t->etag, sizeof(t->etag));
 	} else if (len > 14 && !strncasecmp(line, "last-modified:", 14)) {
 		header_value(line + 14, len - 14, t->last_modified, sizeof(t->last_modified));
+	} else if (len > 17 && !strncasecmp(line, "www-authenticate:", 17)) {
+		header_value(line + 17, len - 17, t->challenge, sizeof(t->challenge));
 	}
 	return len;
 }
@@ -292,8 +309,9 @@ static void transfer_reset(struct transfer *t)
 	t->status = 0;
 	t->has_range = false;
 	t->checked = false;
-	t->etag[0] = t->last_modified[0] = '\0';
+	t->etag[0] = t->last_modified[0] = t->challenge[0] = '\0';
 	t->why[0] = t->curl_why[0] = '\0';
+	t->wants_auth = false;
 }
 
 static int easy_setup(struct http_io *h, CURL *c)
@@ -307,8 +325,6 @@ static int easy_setup(struct http_io *h, CURL *c)
 	SET(CURLOPT_HEADERFUNCTION, on_header);
 	SET(CURLOPT_WRITEFUNCTION, on_body);
 	SET(CURLOPT_SHARE, h->share);
-	if (h->headers)
-		SET(CURLOPT_HTTPHEADER, h->headers);
 #undef SET
 	return e == CURLE_OK ? 0 : -EINVAL;
 }
@@ -332,6 +348,11 @@ static int transfer_result(struct transfer *t, CURLcode e)
 	}
 	if (curlx_retryable_status(t->status)) {
 		snprintf(t->why, sizeof(t->why), "HTTP status %ld", t->status);
+		return -EAGAIN;
+	}
+	if (t->status == 401 && t->h->renew) {
+		snprintf(t->why, sizeof(t->why), "HTTP status 401");
+		t->wants_auth = true;
 		return -EAGAIN;
 	}
 	if (t->status != 206)
@@ -376,6 +397,15 @@ static void run_round(struct session *s, struct transfer **ts, int *res, size_t 
 				}
 			}
 			transfer_reset(t);
+			/* The current headers (an authorization renewed since
+			 * this handle last went out). */
+			pthread_mutex_lock(&t->h->headers_lock);
+			if (s->headers_gen[i] != t->h->headers_gen || !s->headers_gen[i]) {
+				curl_easy_setopt(s->easy[i], CURLOPT_HTTPHEADER, t->h->headers);
+				s->headers_gen[i] = t->h->headers_gen;
+			}
+			t->headers_gen = t->h->headers_gen;
+			pthread_mutex_unlock(&t->h->headers_lock);
 			snprintf(range, sizeof(range), "%" PRIu64 "-%" PRIu64,
 				 t->offset, t->offset + t->len - 1);
 			curl_easy_setopt(s->easy[i], CURLOPT_NOBODY, (long)t->head_only);
@@ -414,6 +444,52 @@ static void run_round(struct session *s, struct transfer **ts, int *res, size_t 
 	}
 }
 
+/* Answer a 401: a renewed authorization, unless another thread renewed it
+ * since t went out.  0, or -errno with t->why saying why. */
+static int renew_auth(struct http_io *h, struct transfer *t)
+{
+	char auth[TOKEN_MAX + 32];
+	struct curl_slist *fresh = NULL, *l, *old;
+	int ret = 0;
+
+	pthread_mutex_lock(&h->headers_lock);
+	if (h->headers_gen != t->headers_gen)
+		goto out;
+	if (h->nretired == RENEWALS_MAX) {
+		ret = transfer_fail(t, -EACCES, "HTTP status 401 (the authorization was renewed %u times)",
+				    RENEWALS_MAX);
+		goto out;
+	}
+	ret = h->renew(h->renew_ctx, t->challenge, auth, sizeof(auth));
+	if (ret) {
+		transfer_fail(t, ret, "HTTP status 401, and a new authorization failed: %s", auth);
+		goto out;
+	}
+	/* The first line is the authorization; the user's headers follow. */
+	old = h->headers;
+	fresh = curl_slist_append(NULL, auth);
+	for (l = old ? old->next : NULL; fresh && l; l = l->next) {
+		struct curl_slist *grown = curl_slist_append(fresh, l->data);
+
+		if (!grown) {
+			curl_slist_free_all(fresh);
+			fresh = NULL;
+		} else {
+			fresh = grown;
+		}
+	}
+	if (!fresh) {
+		ret = transfer_fail(t, -ENOMEM, "out of memory");
+		goto out;
+	}
+	h->retired[h->nretired++] = old;
+	h->headers = fresh;
+	h->headers_gen++;
+out:
+	pthread_mutex_unlock(&h->headers_lock);
+	return ret;
+}
+
 /* Every transfer to the end, with retries; 0 or the first failure. */
 static int run_transfers(struct http_io *h, struct transfer *ts, size_t n)
 {
@@ -442,6 +518,8 @@ static int run_transfers(struct http_io *h, struct transfer *ts, size_t n)
 	for (attempt = 0;; attempt++) {
 		run_round(s, todo, res, pending);
 		for (i = k = 0; i < pending; i++) {
+			if (res[i] == -EAGAIN && todo[i]->wants_auth)
+				res[i] = renew_auth(h, todo[i]) ? todo[i]->fatal : -EAGAIN;
 			if (res[i] == -EAGAIN && attempt < h->conf.retries) {
 				todo[k++] = todo[i];
 			} else if (res[i] && !ret) {
@@ -546,6 +624,11 @@ static void http_close(struct io *io)
 	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_destroy(&h->share_locks[i]);
 	curl_slist_free_all(h->headers);
+	while (h->nretired)
+		curl_slist_free_all(h->retired[--h->nretired]);
+	if (h->release)
+		h->release(h->renew_ctx);
+	pthread_mutex_destroy(&h->headers_lock);
 	free(h->url);
 	free((char *)h->conf.cacert);
 	free(h->head);
@@ -584,8 +667,11 @@ static int add_headers(struct http_io *h, const ek_http_options *o,
 {
 	const char *const *hd;
 
-	if (x && x->auth && *x->auth) {
-		struct curl_slist *l = curl_slist_append(h->headers, x->auth);
+	/* First, so that a renewal replaces it; "Authorization:" alone
+	 * (no value) sends nothing, keeping its place. */
+	if ((x && x->auth && *x->auth) || h->renew) {
+		struct curl_slist *l = curl_slist_append(h->headers,
+							 x && x->auth && *x->auth ? x->auth : "Authorization:");
 
 		if (!l)
 			return err_fail(err, -ENOMEM, "out of memory");
@@ -674,11 +760,24 @@ int io_open_http(const char *url, const ek_http_options *o,
 	if (!o)
 		o = &defaults;
 	ret = curlx_init(err);
-	if (ret)
+	if (ret) {
+		if (x && x->release)
+			x->release(x->ctx);
 		return ret;
+	}
 	h = calloc(1, sizeof(*h));
-	if (!h)
+	if (!h) {
+		if (x && x->release)
+			x->release(x->ctx);
 		return err_fail(err, -ENOMEM, "out of memory");
+	}
+	pthread_mutex_init(&h->headers_lock, NULL);
+	h->headers_gen = 1;
+	if (x && x->renew) {
+		h->renew = x->renew;
+		h->release = x->release;
+		h->renew_ctx = x->ctx;
+	}
 	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_init(&h->share_locks[i], NULL);
 	ctxpool_init(&h->sessions, session_new, session_free);

@@ -61,13 +61,20 @@ struct io_http_extra {
 	const char *auth;
 	const char *identity;
 	uint64_t size;
+	/* Optional: auth expires (a registry's token).  On a 401, renew()
+	 * answers the challenge with a new "Authorization: ..." line into
+	 * out, or returns -errno with out saying why.  The back end owns ctx
+	 * (release() at close, or at once when the open fails). */
+	int (*renew)(void *ctx, const char *challenge, char *out, size_t size);
+	void (*release)(void *ctx);
+	void *ctx;
 };
 int io_open_http(const char *url, const ek_http_options *o,
 		 const struct io_http_extra *x, struct io **out, ek_error *err);
 /* A persistent cache of inner's bytes in dir (blockcache.c), bounded by
  * max_bytes; dir NULL or "": a private unnamed file instead; prefetch_all:
- * all of inner fetched in the background.  Takes inner (closed on failure
- * too).  io_cache_default_dir: $XDG_CACHE_HOME/erofskit
+ * all of inner fetched in the background.  Takes inner on success; on
+ * failure it stays the caller's.  io_cache_default_dir: $XDG_CACHE_HOME/erofskit
  * or ~/.cache/erofskit, -errno when neither can be named. */
 int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes,
 		  bool prefetch_all, const char *digest, struct io **out, ek_error *err);

@@ -404,21 +404,48 @@ static int erofs_layer(struct registry *r, json_t *manifest, struct oci_blob *bl
 	return 0;
 }
 
+int oci_renew(void *ctx, const char *challenge, char *out, size_t size)
+{
+	struct registry *r = ctx;
+	ek_error err;
+	int ret;
+
+	r->err = &err;
+	r->auth[0] = '\0';
+	ret = challenge[0] ? authorize(r, challenge)
+			   : err_fail(&err, -EACCES, "%s: a 401 without a challenge", r->ref.host);
+	snprintf(out, size, "%s", ret ? err.message : r->auth);
+	return ret;
+}
+
+void oci_release(void *ctx)
+{
+	struct registry *r = ctx;
+
+	if (r) {
+		free(r->credentials);
+		free(r);
+	}
+}
+
 int oci_resolve(const char *ref, const ek_http_options *o, struct oci_blob *blob,
 		ek_error *err)
 {
-	struct registry r;
+	struct registry *r = malloc(sizeof(*r));
 	json_t *top = NULL, *child = NULL, *list, *entry;
 	size_t i;
-	int ret = registry_begin(&r, ref, o, "pull", err);
+	int ret;
 
 	memset(blob, 0, sizeof(*blob));
+	if (!r)
+		return err_fail(err, -ENOMEM, "out of memory");
+	ret = registry_begin(r, ref, o, "pull", err);
 	if (ret)
 		goto out;
-	ret = get_manifest(&r, r.ref.digest[0] ? r.ref.digest : r.ref.tag, &top);
+	ret = get_manifest(r, r->ref.digest[0] ? r->ref.digest : r->ref.tag, &top);
 	if (ret)
 		goto out;
-	ret = erofs_layer(&r, top, blob);
+	ret = erofs_layer(r, top, blob);
 	/* An index: the first manifest in it with an EROFS layer. */
 	list = json_object_get(top, "manifests");
 	json_array_foreach(list, i, entry) {
@@ -430,9 +457,9 @@ int oci_resolve(const char *ref, const ek_http_options *o, struct oci_blob *blob
 			ret = err_fail(err, -EUCLEAN, "%s: an index entry without a valid digest", ref);
 			break;
 		}
-		ret = get_manifest(&r, d, &child);
+		ret = get_manifest(r, d, &child);
 		if (!ret)
-			ret = erofs_layer(&r, child, blob);
+			ret = erofs_layer(r, child, blob);
 		json_decref(child);
 		child = NULL;
 	}
@@ -441,12 +468,15 @@ int oci_resolve(const char *ref, const ek_http_options *o, struct oci_blob *blob
 	if (ret < 0)
 		goto out;
 	ret = 0;
-	snprintf(blob->url, sizeof(blob->url), "%s://%s/v2/%s/blobs/%s", r.scheme, r.ref.host,
-		 r.ref.repo, blob->digest);
-	snprintf(blob->auth, sizeof(blob->auth), "%s", r.auth);
+	snprintf(blob->url, sizeof(blob->url), "%s://%s/v2/%s/blobs/%s", r->scheme, r->ref.host,
+		 r->ref.repo, blob->digest);
+	snprintf(blob->auth, sizeof(blob->auth), "%s", r->auth);
+	/* Kept to renew the authorization when it expires. */
+	blob->renew_ctx = r;
+	r = NULL;
 out:
 	json_decref(top);
-	registry_end(&r);
+	oci_release(r);
 	return ret;
 }
 

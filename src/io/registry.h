@@ -24,6 +24,7 @@ struct oci_blob {
 	char auth[8192];           /* "Authorization: ..." or "" */
 	char digest[OCI_DIGEST_MAX];
 	uint64_t size;
+	void *renew_ctx;           /* for oci_renew; oci_release frees it */
 };
 
 /* ref: oci://REGISTRY/REPO[:TAG|@sha256:DIGEST]; the manifest's (or an
@@ -31,6 +32,10 @@ struct oci_blob {
  * application/vnd.erofs. */
 int oci_resolve(const char *ref, const ek_http_options *o, struct oci_blob *blob,
 		ek_error *err);
+/* A new authorization for a blob's reads when the registry answers 401
+ * (a token expired), as io_http_extra's renew wants. */
+int oci_renew(void *ctx, const char *challenge, char *out, size_t size);
+void oci_release(void *ctx);
 /* Upload image as an artifact tagged ref; the manifest's digest out. */
 int oci_push(const char *image, const char *ref, const ek_http_options *o,
 	     char *manifest_digest, size_t digest_size, ek_error *err);

@@ -20,9 +20,10 @@ int ek_is_url(const char *name)
 }
 
 /* The cache over an opened back end: in the directory asked for, else
- * the default one, else (the default unusable) a private file. */
-static int with_cache(const char *url, const ek_http_options *o, const struct io_http_extra *x,
-		      const char *digest, struct io *http, struct io **out, ek_error *err)
+ * the default one, else (the default unusable, or none asked for) a
+ * private file.  Takes http, closed on failure. */
+static int with_cache(const ek_http_options *o, const char *digest, struct io *http,
+		      struct io **out, ek_error *err)
 {
 	const char *dir = o ? o->cache_dir : NULL;
 	uint64_t max = o && o->cache_max ? o->cache_max : DEFAULT_CACHE_MAX;
@@ -31,18 +32,13 @@ static int with_cache(const char *url, const ek_http_options *o, const struct io
 	int ret;
 
 	if (dir && !strcmp(dir, "none"))
-		return io_open_cache(http, NULL, max, all, digest, out, err);
-	if (dir)
-		return io_open_cache(http, dir, max, all, digest, out, err);
-	if (io_cache_default_dir(def, sizeof(def)))
-		return io_open_cache(http, NULL, max, all, digest, out, err);
-	ret = io_open_cache(http, def, max, all, digest, out, NULL);
-	if (ret) {
-		/* The default was not the user's choice: do without it. */
-		ret = io_open_http(url, o, x, &http, err);
-		if (!ret)
-			ret = io_open_cache(http, NULL, max, all, digest, out, err);
-	}
+		dir = NULL;
+	else if (!dir && !io_cache_default_dir(def, sizeof(def)) &&
+		 !io_open_cache(http, def, max, all, digest, out, NULL))
+		return 0;   /* the default */
+	ret = io_open_cache(http, dir, max, all, digest, out, err);
+	if (ret)
+		io_close(http);
 	return ret;
 }
 
@@ -64,13 +60,14 @@ int remote_open(const char *name, const ek_http_options *o, struct io **out, ek_
 			goto out;
 		snprintf(identity, sizeof(identity), "oci-blob %s", blob->digest);
 		x = (struct io_http_extra){ .auth = blob->auth, .identity = identity,
-					    .size = blob->size };
+					    .size = blob->size, .renew = oci_renew,
+					    .release = oci_release, .ctx = blob->renew_ctx };
 		url = blob->url;
 		digest = blob->digest;
 	}
 	ret = io_open_http(url, o, &x, &http, err);
 	if (!ret)
-		ret = with_cache(url, o, &x, digest, http, out, err);
+		ret = with_cache(o, digest, http, out, err);
 	if (ret && blob)
 		err_prefix(err, "%s: ", name);
 out:

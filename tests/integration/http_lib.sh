@@ -102,6 +102,7 @@ stop_faulty() {
 #   token    token authentication: tokens from token_server.py on
 #            $TOKEN_PORT, anonymous pulls ($TOKEN_LOG logs each request)
 #   token-basic  the same, tokens only for alice:wonderland
+# TOKEN_LIFETIME (seconds) bounds the tokens' life.
 start_registry() {
 	local d=$T/registry auth=""
 	mkdir -p "$d"
@@ -121,7 +122,8 @@ start_registry() {
 		local users=()
 		[ "$1" = token-basic ] && users=(--user alice --password wonderland)
 		python3 "$HERE/token_server.py" --port "$TOKEN_PORT" --key "$T/http/key.pem" \
-			--cert "$T/http/ca.pem" --log "$TOKEN_LOG" "${users[@]}" &
+			--cert "$T/http/ca.pem" --log "$TOKEN_LOG" --lifetime "${TOKEN_LIFETIME:-600}" \
+			"${users[@]}" &
 		_servers+=($!)
 		wait_port "$TOKEN_PORT" $!
 		auth="auth:

@@ -58,6 +58,23 @@ fumount "$T/m"
 same_manifest "$T/tree.json" "$T/m.json" "FUSE mount of $R:v1"
 "$EROFSKIT" dump -o "$CA" --cat /io/http.c "$ref" | cmp - "$T/tree/io/http.c" || fail "dump --cat"
 
+note "a token that expires while mounted is renewed"
+stop_registry
+TOKEN_LIFETIME=3 start_registry token
+R2=oci://127.0.0.1:$REGISTRY_PORT/erofskit/test
+"$EROFSKIT" push -o "$CA" "$T/img.erofs" "$R2:v1" >/dev/null || fail "push (token)"
+fmount "$R2:v1" "$T/m" "$CA,cache_dir=none"
+cmp "$T/m/io/io.h" "$T/tree/io/io.h" || fail "a read with the first token"
+before=$(grep -c ' 200$' "$TOKEN_LOG")
+sleep 4
+cmp "$T/m/big.txt" "$T/tree/big.txt" || fail "a read after the token expired"
+fumount "$T/m"
+[ "$(grep -c ' 200$' "$TOKEN_LOG")" -gt "$before" ] || fail "no new token was asked for"
+stop_registry
+start_registry open
+R=oci://127.0.0.1:$REGISTRY_PORT/erofskit/test
+ref=$("$EROFSKIT" push -o "$CA" "$T/img.erofs" "$R:v1") || fail "push"
+
 note "missing tags, repositories and layers: clear errors"
 expect_exit 2 "$EROFSKIT" fsck -o "$CA" "$R:nope" 2>"$T/err"
 grep -q "HTTP status 404" "$T/err" || fail "unknown tag: $(cat "$T/err")"

@@ -2,13 +2,15 @@
 """The token service of a registry's token authentication, for the tests.
 
 usage: token_server.py --port N --key KEY.pem --cert CERT.pem
-                       [--user U --password P] [--log FILE]
+                       [--user U --password P] [--lifetime S] [--log FILE]
 
 GET /token?service=S&scope=repository:REPO:ACTIONS answers
 {"token": JWT}: RS256, signed with KEY (by openssl), the certificate in
 its x5c header, granting the scope's actions.  With --user, the request
 must carry Basic credentials for U:P (else 401); without, anyone gets a
-token (anonymous pull).  Every request is logged as "AUTH SCOPE STATUS",
+token (anonymous pull).  Tokens are good for --lifetime seconds (default
+600; the registry allows 60 s of clock skew past a token's expiry, which
+is taken off here).  Every request is logged as "AUTH SCOPE STATUS",
 AUTH being "basic" or "anonymous".
 """
 import argparse
@@ -68,7 +70,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         now = int(time.time())
         header = {"typ": "JWT", "alg": "RS256", "x5c": [srv.cert_der]}
         claims = {"iss": "erofskit-token", "sub": srv.user or "anonymous",
-                  "aud": q.get("service", [""])[0], "exp": now + 600, "nbf": now - 10,
+                  "aud": q.get("service", [""])[0], "exp": now + srv.lifetime - 60,
+                  "nbf": now - 10,
                   "iat": now, "jti": "%d" % time.monotonic_ns(), "access": access}
         signing = (b64url(json.dumps(header).encode()) + "." +
                    b64url(json.dumps(claims).encode())).encode()
@@ -84,12 +87,14 @@ def main():
     ap.add_argument("--cert", required=True)
     ap.add_argument("--user")
     ap.add_argument("--password")
+    ap.add_argument("--lifetime", type=int, default=600)
     ap.add_argument("--log", default="/dev/null")
     a = ap.parse_args()
     der = subprocess.run(["openssl", "x509", "-in", a.cert, "-outform", "DER"],
                          capture_output=True, check=True).stdout
     srv = Server(("127.0.0.1", a.port), Handler)
     srv.key, srv.user, srv.password, srv.log = a.key, a.user, a.password, a.log
+    srv.lifetime = a.lifetime
     srv.cert_der = base64.b64encode(der).decode()
     srv.serve_forever()
 

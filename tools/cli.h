@@ -57,8 +57,8 @@ int cli_remote_options(const char *cmd, const char *list, ek_open_options *oo);
 "       cache_dir=DIR      where its blocks are kept for later runs and\n" \
 "                          mounts (default $XDG_CACHE_HOME/erofskit or\n" \
 "                          ~/.cache/erofskit; none: private, dropped at exit)\n" \
-"       cache_max=SIZE     bytes kept per image (default 2G), least\n" \
-"                          recently used out\n" \
+"       cache_max=SIZE     bytes the cache directory keeps (default 2G),\n" \
+"                          least recently used out\n" \
 "       prefetch=all       fetch the whole image in the background\n" \
 "       credentials=FILE   oci://: 'user:password' for the registry\n" \
 "       plain_http         oci://: HTTP, not HTTPS\n"

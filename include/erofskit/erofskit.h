@@ -65,7 +65,7 @@ typedef struct ek_http_options {
 	 * (keyed by URL and ETag): NULL = $XDG_CACHE_HOME/erofskit (or
 	 * ~/.cache/erofskit), "none" = a private file gone at close. */
 	const char *cache_dir;
-	uint64_t cache_max;          /* bytes per image (2 GiB); LRU out */
+	uint64_t cache_max;          /* bytes of cache_dir (2 GiB); LRU out */
 	int prefetch_all;            /* fetch the whole image in the background */
 	/* oci:// references: a file holding "user:password" for the
 	 * registry's Basic or token authentication (NULL: anonymous), and

@@ -41,6 +41,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "io/cachedir.h"
 #include "io/io.h"
 #include "util/digest.h"
 #include "util/error.h"
@@ -48,9 +49,6 @@
 
 #define CHUNK_SHIFT 16u
 #define CHUNK ((uint64_t)1 << CHUNK_SHIFT)
-#define MAGIC "erofskit block cache 1\n"
-#define IDENTITY_MAX 3000u
-#define HEADER_SIZE 4096u
 #define ATIME_STEP 30u          /* seconds: touch an entry no more often */
 #define EVICT_TO_PERCENT 90u
 #define PREFETCH_THREADS 4u
@@ -65,15 +63,6 @@
 #define RA_MAX 256u
 #define RA_SLACK 8u                     /* chunks back that still count */
 
-struct map_header {
-	char magic[32];
-	uint64_t image_size;
-	uint32_t chunk_shift;
-	uint32_t reserved;
-	uint64_t present;            /* chunks present, atomically */
-	char identity[IDENTITY_MAX];
-};
-
 /* state packs the hash (low 32 bits, 0 = absent) and a generation
  * (high 32 bits, bumped by every change) so one load tells both. */
 struct map_entry {
@@ -82,7 +71,7 @@ struct map_entry {
 	uint32_t reserved;
 };
 
-_Static_assert(sizeof(struct map_header) <= HEADER_SIZE, "header fits");
+_Static_assert(sizeof(struct map_header) <= CACHE_HEADER_SIZE, "header fits");
 
 struct cache_io {
 	struct io base;
@@ -113,6 +102,11 @@ struct cache_io {
 	} ra[RA_STREAMS];
 	uint64_t ra_clock;
 	char digest[80];             /* "sha256:..." of the whole, or "" */
+	/* The directory, for cachedir_tidy as the cache grows. */
+	char *dir;
+	char key[2 * DIGEST_SIZE + 1];
+	const char *identity;        /* inner's */
+	uint64_t stored_since_tidy;  /* chunks */
 };
 
 static inline uint32_t state_hash(uint64_t s)
@@ -340,6 +334,18 @@ static void wait_claim(struct cache_io *c, uint64_t chunk)
 	pthread_mutex_unlock(&c->claim_lock);
 }
 
+/* The directory as a whole within cache_max, looked at again each time
+ * this image has stored a sixteenth of it. */
+static void tidy_dir(struct cache_io *c, size_t stored)
+{
+	uint64_t step = c->max_chunks / 16 ? c->max_chunks / 16 : 1;
+
+	if (!c->dir || __atomic_add_fetch(&c->stored_since_tidy, stored, __ATOMIC_RELAXED) < step)
+		return;
+	__atomic_store_n(&c->stored_since_tidy, 0, __ATOMIC_RELAXED);
+	cachedir_tidy(c->dir, c->key, c->identity, c->max_chunks << CHUNK_SHIFT);
+}
+
 /* Claimed chunks (sorted) from the inner back end, in one batch there
  * (neighbours merge into one range), into data (n * CHUNK) and the
  * cache. */
@@ -362,8 +368,10 @@ static int fetch_chunks(struct cache_io *c, const uint64_t *chunks, size_t n, ui
 		ret = reqs[i].result;
 	for (i = 0; i < n && !ret; i++)
 		store_chunk(c, chunks[i], reqs[i].buf);
-	if (!ret)
+	if (!ret) {
 		evict(c);
+		tidy_dir(c, n);
+	}
 	free(reqs);
 	return ret;
 }
@@ -683,6 +691,7 @@ static void cache_close(struct io *io)
 	pthread_mutex_destroy(&c->ra_lock);
 	free(c->verified);
 	free(c->claimed);
+	free(c->dir);
 	free(c);
 }
 
@@ -788,7 +797,7 @@ static int map_prepare(struct cache_io *c, const char *identity)
 	bool keep = false;
 	int ret = 0;
 
-	memcpy(want.magic, MAGIC, sizeof(MAGIC));
+	memcpy(want.magic, CACHE_MAGIC, sizeof(CACHE_MAGIC));
 	snprintf(want.identity, sizeof(want.identity), "%s", identity);
 	if (flock(c->map_fd, LOCK_EX))
 		return -errno;
@@ -833,8 +842,19 @@ static int open_files(struct cache_io *c, const char *dir, const char *identity)
 	ret = map_prepare(c, identity);
 	if (ret)
 		return ret;
+	/* In use as long as it is open (cachedir_tidy removes only files
+	 * nobody holds), and most recently used now. */
+	if (flock(c->data_fd, LOCK_SH))
+		return -errno;
+	(void)futimens(c->map_fd, NULL);
 	c->map = mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, c->map_fd, 0);
-	return c->map == MAP_FAILED ? -errno : 0;
+	if (c->map == MAP_FAILED)
+		return -errno;
+	c->dir = strdup(dir);
+	memcpy(c->key, hex, sizeof(c->key));
+	c->identity = identity;
+	cachedir_tidy(dir, hex, identity, c->max_chunks << CHUNK_SHIFT);
+	return 0;
 }
 
 /* No directory: a private unnamed file, gone when the image closes. */
@@ -896,7 +916,7 @@ int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes, bool pr
 	c->max_chunks = max_bytes >> CHUNK_SHIFT;
 	if (c->max_chunks < 16)
 		c->max_chunks = 16;
-	c->map_len = HEADER_SIZE + c->nchunks * sizeof(struct map_entry);
+	c->map_len = CACHE_HEADER_SIZE + c->nchunks * sizeof(struct map_entry);
 	c->verified = calloc(c->nchunks ? c->nchunks : 1, 1);
 	c->claimed = calloc(c->nchunks ? c->nchunks : 1, 1);
 	if (!c->verified || !c->claimed) {
@@ -905,7 +925,7 @@ int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes, bool pr
 		return err_fail(err, -ENOMEM, "out of memory");
 	}
 	/* A persistent cache needs to know the object it holds. */
-	if (dir && *dir && identity && strlen(identity) < IDENTITY_MAX)
+	if (dir && *dir && identity && strlen(identity) < CACHE_IDENTITY_MAX)
 		ret = open_files(c, dir, identity);
 	else
 		ret = open_private(c);
@@ -916,7 +936,7 @@ int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes, bool pr
 				strerror(-ret));
 	}
 	c->hdr = c->map;
-	c->ent = (struct map_entry *)((uint8_t *)c->map + HEADER_SIZE);
+	c->ent = (struct map_entry *)((uint8_t *)c->map + CACHE_HEADER_SIZE);
 	recount(c);
 	/* Without threads there is no prefetching, nothing worse. */
 	if (pool_create(PREFETCH_THREADS, &c->pool))

@@ -38,6 +38,7 @@
 #define VALIDATOR_MAX 160
 #define TOKEN_MAX 8192
 #define RENEWALS_MAX 64u             /* header lists kept until close */
+#define ERROR_PAGE_MAX ((uint64_t)1 << 20)
 
 struct http_io {
 	struct io base;
@@ -83,6 +84,7 @@ struct transfer {
 	curl_off_t content_length;
 	uint64_t offset, len;
 	uint64_t got;            /* bytes placed so far */
+	uint64_t discarded;      /* of an error page */
 	size_t cur;              /* request being filled */
 	size_t cur_off;
 	/* From the answer's headers (the last response, after redirects). */
@@ -199,7 +201,7 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
 
 		t->status = sp ? strtol(sp + 1, NULL, 10) : 0;
 		t->has_range = false;
-		t->etag[0] = t->last_modified[0] = '\0';
+		t->etag[0] = t->last_modified[0] = t->challenge[0] = '\0';
 		return len;
 	}
 	if (len > 14 && !strncasecmp(line, "content-range:", 14)) {
@@ -270,8 +272,11 @@ static size_t on_body(char *data, size_t size, size_t n, void *user)
 	if (!t->checked) {
 		int ret = check_answer(t);
 
-		if (ret == -EAGAIN)
-			return len;   /* an error page: not ours to keep */
+		/* An error page: not ours to keep, nor to read for ever. */
+		if (ret == -EAGAIN) {
+			t->discarded += len;
+			return t->discarded <= ERROR_PAGE_MAX ? len : 0;
+		}
 		if (ret)
 			return 0;     /* abort the transfer */
 		t->checked = true;
@@ -304,6 +309,7 @@ static size_t on_body(char *data, size_t size, size_t n, void *user)
 static void transfer_reset(struct transfer *t)
 {
 	t->got = 0;
+	t->discarded = 0;
 	t->cur = 0;
 	t->cur_off = 0;
 	t->status = 0;

@@ -78,6 +78,22 @@ done
 kb=$(du -k "$T/c2"/*.data | cut -f1)
 [ "$kb" -le 1100 ] || fail "cache_max=1M: the cache holds $kb KiB"
 
+note "the cache directory is bounded as a whole, and forgets replaced images"
+# Two images in one directory bounded to 1M: the one not in use goes.
+cp "$T/www/img.erofs" "$T/www/copy.erofs"
+echo "another version" >>"$T/www/copy.erofs"
+"$EROFSKIT" fsck -q -o "cache_dir=$T/c6,cache_max=1M" "$H/img.erofs" || fail "fsck (c6)"
+"$EROFSKIT" fsck -q -o "cache_dir=$T/c6,cache_max=1M" "$H/copy.erofs" || fail "fsck copy (c6)"
+[ "$(ls "$T/c6"/*.map | wc -l)" = 1 ] || fail "two images kept past cache_max: $(ls "$T/c6")"
+kb=$(du -k -c "$T/c6"/*.data | tail -1 | cut -f1)
+[ "$kb" -le 1100 ] || fail "cache_max=1M: the directory holds $kb KiB"
+# The same URL with new contents (another ETag): the old version goes.
+"$EROFSKIT" fsck -q -o "cache_dir=$T/c7" "$H/copy.erofs" || fail "fsck copy (c7)"
+cp "$T/www/img.erofs" "$T/www/copy.erofs.new"
+mv "$T/www/copy.erofs.new" "$T/www/copy.erofs"
+"$EROFSKIT" fsck -q -o "cache_dir=$T/c7" "$H/copy.erofs" || fail "fsck replaced copy (c7)"
+[ "$(ls "$T/c7"/*.map | wc -l)" = 1 ] || fail "a replaced image's old blocks were kept: $(ls "$T/c7")"
+
 note "concurrent readers share one cache"
 pids=()
 for i in 1 2 3; do

@@ -29,6 +29,7 @@
 #include <strings.h>
 
 #include "io/curlx.h"
+#include "io/httpparse.h"
 #include "io/io.h"
 #include "util/ctxpool.h"
 #include "util/error.h"
@@ -153,40 +154,9 @@ static void share_unlock(CURL *c, curl_lock_data data, void *user)
 
 /* ------------------------------------------------------------ answers */
 
-/* Copy a header's value without surrounding blanks. */
-static void header_value(const char *v, size_t len, char *out, size_t size)
-{
-	while (len && (*v == ' ' || *v == '\t'))
-		v++, len--;
-	while (len && (v[len - 1] == '\r' || v[len - 1] == '\n' ||
-		       v[len - 1] == ' ' || v[len - 1] == '\t'))
-		len--;
-	if (len >= size)
-		len = size - 1;
-	memcpy(out, v, len);
-	out[len] = '\0';
-}
-
-/* "bytes FIRST-LAST/TOTAL"; false for anything else (a "*" total too:
- * the object's size must be known). */
 static bool parse_content_range(const char *v, struct transfer *t)
 {
-	char *end;
-
-	if (strncasecmp(v, "bytes ", 6))
-		return false;
-	v += 6;
-	if (*v < '0' || *v > '9')
-		return false;
-	t->range_first = strtoull(v, &end, 10);
-	if (*end != '-' || end[1] < '0' || end[1] > '9')
-		return false;
-	t->range_last = strtoull(end + 1, &end, 10);
-	if (*end != '/' || end[1] < '0' || end[1] > '9')
-		return false;
-	t->range_total = strtoull(end + 1, &end, 10);
-	return *end == '\0' && t->range_first <= t->range_last &&
-	       t->range_last < t->range_total;
+	return http_content_range(v, &t->range_first, &t->range_last, &t->range_total);
 }
 
 static size_t on_header(char *line, size_t size, size_t n, void *user)
@@ -205,14 +175,14 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
 		return len;
 	}
 	if (len > 14 && !strncasecmp(line, "content-range:", 14)) {
-		header_value(line + 14, len - 14, value, sizeof(value));
+		http_header_value(line + 14, len - 14, value, sizeof(value));
 		t->has_range = parse_content_range(value, t);
 	} else if (len > 5 && !strncasecmp(line, "etag:", 5)) {
-		header_value(line + 5, len - 5, t->etag, sizeof(t->etag));
+		http_header_value(line + 5, len - 5, t->etag, sizeof(t->etag));
 	} else if (len > 14 && !strncasecmp(line, "last-modified:", 14)) {
-		header_value(line + 14, len - 14, t->last_modified, sizeof(t->last_modified));
+		http_header_value(line + 14, len - 14, t->last_modified, sizeof(t->last_modified));
 	} else if (len > 17 && !strncasecmp(line, "www-authenticate:", 17)) {
-		header_value(line + 17, len - 17, t->challenge, sizeof(t->challenge));
+		http_header_value(line + 17, len - 17, t->challenge, sizeof(t->challenge));
 	}
 	return len;
 }

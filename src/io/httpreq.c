@@ -6,6 +6,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "io/httpparse.h"
 #include "io/httpreq.h"
 
 struct exchange {
@@ -14,18 +15,6 @@ struct exchange {
 	uint64_t sent;
 	bool too_long;
 };
-
-static void copy_value(const char *v, size_t len, char *out, size_t size)
-{
-	while (len && (*v == ' ' || *v == '\t'))
-		v++, len--;
-	while (len && (v[len - 1] == '\r' || v[len - 1] == '\n' || v[len - 1] == ' '))
-		len--;
-	if (len >= size)
-		len = size - 1;
-	memcpy(out, v, len);
-	out[len] = '\0';
-}
 
 static size_t on_header(char *line, size_t size, size_t n, void *user)
 {
@@ -57,7 +46,7 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
 	if (len > 15 && !strncasecmp(line, "content-length:", 15)) {
 		char v[32];
 
-		copy_value(line + 15, len - 15, v, sizeof(v));
+		http_header_value(line + 15, len - 15, v, sizeof(v));
 		a->content_length = strtoll(v, NULL, 10);
 		return len;
 	}
@@ -65,7 +54,7 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
 		size_t nl = strlen(wanted[i].name);
 
 		if (len > nl && !strncasecmp(line, wanted[i].name, nl))
-			copy_value(line + nl, len - nl, (char *)a + wanted[i].off, wanted[i].size);
+			http_header_value(line + nl, len - nl, (char *)a + wanted[i].off, wanted[i].size);
 	}
 	return len;
 }

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/httpparse.h"
 #include "io/httpreq.h"
 #include "io/registry.h"
 #include "util/digest.h"
@@ -94,7 +95,7 @@ static bool digest_ok(const char *s)
 	return !strncmp(s, "sha256:", 7) && !digest_from_hex(s + 7, raw);
 }
 
-static int oci_parse_ref(const char *s, struct oci_ref *r, ek_error *err)
+int oci_parse_ref(const char *s, struct oci_ref *r, ek_error *err)
 {
 	const char *rest, *slash, *at, *colon;
 	size_t host_len, repo_len;
@@ -148,33 +149,6 @@ static int base64(const char *in, char *out, size_t size)
 	return 0;
 }
 
-/* The value of name="value" (or name=value) in a challenge. */
-static bool challenge_param(const char *c, const char *name, char *out, size_t size)
-{
-	size_t nl = strlen(name);
-	const char *p = c;
-
-	while ((p = strcasestr(p, name))) {
-		bool starts = p == c || p[-1] == ' ' || p[-1] == ',';
-		size_t i = 0;
-
-		p += nl;
-		if (!starts || *p != '=')
-			continue;
-		p++;
-		if (*p == '"') {
-			for (p++; *p && *p != '"' && i + 1 < size; p++)
-				out[i++] = *p;
-		} else {
-			for (; *p && *p != ',' && *p != ' ' && i + 1 < size; p++)
-				out[i++] = *p;
-		}
-		out[i] = '\0';
-		return true;
-	}
-	return false;
-}
-
 /* A token from the realm, for the token flow. */
 static int fetch_token(struct registry *r, const char *challenge)
 {
@@ -188,12 +162,12 @@ static int fetch_token(struct registry *r, const char *challenge)
 	CURL *c;
 	int ret;
 
-	if (!challenge_param(challenge, "realm", realm, sizeof(realm)) ||
+	if (!http_challenge_param(challenge, "realm", realm, sizeof(realm)) ||
 	    (strncasecmp(realm, "https://", 8) && strncasecmp(realm, "http://", 7)))
 		return err_fail(r->err, -EPROTO, "%s: a token challenge without an http(s) realm: %.200s",
 				r->ref.host, challenge);
-	challenge_param(challenge, "service", service, sizeof(service));
-	if (!challenge_param(challenge, "scope", scope, sizeof(scope)))
+	http_challenge_param(challenge, "service", service, sizeof(service));
+	if (!http_challenge_param(challenge, "scope", scope, sizeof(scope)))
 		snprintf(scope, sizeof(scope), "repository:%s:%s", r->ref.repo, r->actions);
 	c = curl_easy_init();
 	if (!c)

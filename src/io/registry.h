@@ -18,6 +18,10 @@ struct oci_ref {
 	char digest[OCI_DIGEST_MAX];
 };
 
+/* oci://REGISTRY/REPO, with :TAG (default "latest") or @sha256:DIGEST;
+ * names as the distribution spec allows them. */
+int oci_parse_ref(const char *s, struct oci_ref *r, ek_error *err);
+
 /* An image's blob: where, with which authorization, and what it is. */
 struct oci_blob {
 	char url[1200];

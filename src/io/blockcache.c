@@ -107,6 +107,19 @@ struct cache_io {
 	char key[2 * DIGEST_SIZE + 1];
 	const char *identity;        /* inner's */
 	uint64_t stored_since_tidy;  /* chunks */
+	/* The whole blob, once all of it is here, checked against digest
+	 * in the background; a mismatch fails every later read. */
+	bool whole_checked;
+	bool bad;
+	char bad_why[256];
+};
+
+/* A background job of the cache's pool. */
+struct prefetch_job {
+	struct pool_job job;
+	struct cache_io *c;
+	size_t n;
+	uint64_t chunks[];
 };
 
 static inline uint32_t state_hash(uint64_t s)
@@ -247,6 +260,38 @@ out:
 	pthread_mutex_unlock(&c->evict_lock);
 }
 
+static int cache_verify(struct io *io, char *why, size_t size);
+
+static void run_check_whole(struct pool_job *job, unsigned int worker)
+{
+	struct cache_io *c = ((struct prefetch_job *)job)->c;
+	char why[sizeof(c->bad_why)];
+
+	(void)worker;
+	if (!__atomic_load_n(&c->closing, __ATOMIC_RELAXED) &&
+	    cache_verify(&c->base, why, sizeof(why)) == -EUCLEAN) {
+		memcpy(c->bad_why, why, sizeof(why));
+		__atomic_store_n(&c->bad, true, __ATOMIC_RELEASE);
+	}
+	free(job);
+}
+
+/* Every chunk is here: the blob against its digest, once, in the
+ * background (fsck does it in the foreground, ek_verify_source). */
+static void check_whole(struct cache_io *c)
+{
+	struct prefetch_job *p;
+
+	if (!c->digest[0] || !c->pool || __atomic_exchange_n(&c->whole_checked, true, __ATOMIC_ACQ_REL))
+		return;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return;
+	p->c = c;
+	p->job = (struct pool_job){ .run = run_check_whole, .detached = true };
+	pool_submit(c->pool, &p->job);
+}
+
 /* A fetched chunk into the cache.  A full disk or any write error leaves
  * it absent: the read still has its bytes. */
 static void store_chunk(struct cache_io *c, uint64_t chunk, const void *data)
@@ -263,9 +308,12 @@ static void store_chunk(struct cache_io *c, uint64_t chunk, const void *data)
 	if (__atomic_compare_exchange_n(&c->ent[chunk].state, &s,
 					state_make((uint32_t)(s >> 32) + 1, chunk_hash(data, len)),
 					false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		__atomic_fetch_add(&c->hdr->present, 1, __ATOMIC_RELAXED);
+		uint64_t present = __atomic_add_fetch(&c->hdr->present, 1, __ATOMIC_RELAXED);
+
 		__atomic_store_n(&c->verified[chunk], 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&c->ent[chunk].atime, now_seconds(), __ATOMIC_RELAXED);
+		if (present == c->nchunks)
+			check_whole(c);
 	}
 }
 
@@ -452,12 +500,6 @@ out:
 
 /* ------------------------------------------------------------ prefetch */
 
-struct prefetch_job {
-	struct pool_job job;
-	struct cache_io *c;
-	size_t n;
-	uint64_t chunks[];
-};
 
 static void run_prefetch(struct pool_job *job, unsigned int worker)
 {
@@ -645,6 +687,11 @@ static void cache_read_batch(struct io *io, struct io_req *reqs, size_t n)
 	size_t i;
 	int ret;
 
+	if (__atomic_load_n(&c->bad, __ATOMIC_ACQUIRE)) {
+		for (i = 0; i < n; i++)
+			reqs[i].result = -EIO;
+		return;
+	}
 	for (i = 0; i < n; i++)
 		if (reqs[i].len)
 			read_ahead(c, reqs[i].offset >> CHUNK_SHIFT,
@@ -668,6 +715,8 @@ static const char *cache_why(struct io *io)
 {
 	struct cache_io *c = (struct cache_io *)io;
 
+	if (__atomic_load_n(&c->bad, __ATOMIC_ACQUIRE))
+		return c->bad_why;
 	return c->inner->ops->why ? c->inner->ops->why(c->inner) : NULL;
 }
 
@@ -710,6 +759,7 @@ static int cache_verify(struct io *io, char *why, size_t size)
 
 	if (!c->digest[0])
 		return -ENODATA;
+	__atomic_store_n(&c->whole_checked, true, __ATOMIC_RELAXED);
 	buf = malloc(piece);
 	d = digest_begin();
 	if (!buf || !d) {

@@ -104,5 +104,20 @@ grep -q "not to its digest sha256:" "$T/err" || fail "digest mismatch not report
 # Dropped from the cache: the next reader fetches it again (and fails
 # again, the store being still wrong).
 expect_exit 1 "$EROFSKIT" fsck -q -o "$CA,cache_dir=$T/c2" "$ref" 2>"$T/err"
+# A mount checks the blob once all of it is here (prefetch=all brings it;
+# no decompressed cache, so that reads reach the blob): then reads fail.
+fmount "$ref" "$T/m" "$CA,cache_dir=$T/c3,prefetch=all,cache=0"
+failed=no
+for _ in $(seq 100); do
+	echo 1 >/proc/sys/vm/drop_caches
+	if ! cat "$T/m/io/io.h" >/dev/null 2>"$T/err"; then
+		failed=yes
+		break
+	fi
+	sleep 0.1
+done
+fumount "$T/m"
+[ $failed = yes ] || fail "a mount of a blob that does not match its digest kept reading"
+grep -q "Input/output error" "$T/err" || fail "not EIO: $(cat "$T/err")"
 stop_registry
 echo PASS

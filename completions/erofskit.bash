@@ -51,7 +51,8 @@ _erofskit()
 	local cur=${COMP_WORDS[COMP_CWORD]} prev='' prog=${COMP_WORDS[0]} cmd opts
 	local algs="lz4 lz4hc deflate zstd lzma"
 	local engines="libdeflate isal zlib builtin liblzma"
-	local mount_opts="cache= io=pread io=uring engine= workers= uid= gid= allow_other"
+	local remote_opts="insecure cacert= header= token= timeout= retries= cache_dir= cache_max= prefetch=all credentials= plain_http"
+	local mount_opts="cache= io=pread io=uring engine= workers= uid= gid= allow_other $remote_opts"
 	local layouts="ztailpacking fragments all-fragments dedupe fragdedupe= noinline_data"
 	COMPREPLY=()
 	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
@@ -80,10 +81,11 @@ _erofskit()
 		compopt -o filenames 2>/dev/null || true
 		_erofskit_reply compgen -d -- "$cur"
 		return 0 ;;
-	mkfs:-E | mount:-o)
+	mkfs:-E | mount:-o | fsck:-o | dump:-o | push:-o)
 		# Comma lists, completed after their last comma: cache=1G,en<TAB>
-		local done='' list=$mount_opts
+		local done='' list=$remote_opts
 		[ "$cmd" = mkfs ] && list=$layouts
+		[ "$cmd" = mount ] && list=$mount_opts
 		case $cur in *,*) done=${cur%,*},; esac
 		compopt -o nospace 2>/dev/null || true
 		_erofskit_reply compgen -P "$done" -W "$list" -- "${cur##*,}"

@@ -12,12 +12,15 @@
 #define CACHE_MAGIC "erofskit block cache 1\n"
 #define CACHE_IDENTITY_MAX 3000u
 #define CACHE_HEADER_SIZE 4096u
+/* Every chunk present and the whole matched its digest; cleared when a
+ * chunk is stored again. */
+#define CACHE_WHOLE_CHECKED 1u
 
 struct map_header {
 	char magic[32];
 	uint64_t image_size;
 	uint32_t chunk_shift;
-	uint32_t reserved;
+	uint32_t flags;              /* CACHE_WHOLE_CHECKED, atomically */
 	uint64_t present;            /* chunks present, atomically */
 	char identity[CACHE_IDENTITY_MAX];   /* URL '\n' validator '\n' size */
 };

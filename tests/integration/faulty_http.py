@@ -68,6 +68,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.server.gets <= FAULTS
 
     def send(self, status, body, headers, etag, send_body=True):
+        # Logged before the answer leaves, as the client may look at once.
+        self.log(status, len(body) if send_body else 0)
         self.send_response(status)
         for k, v in headers:
             self.send_header(k, v)
@@ -78,7 +80,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if send_body:
             self.wfile.write(body)
-        self.log(status, len(body) if send_body else 0)
 
     def do_HEAD(self):
         data, etag = self.current()
@@ -106,6 +107,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if faulty and mode == "stall":
             time.sleep(4)
         if faulty and mode == "drop":
+            self.log(206, len(body) // 2)
             self.send_response(206)
             self.send_header("Content-Range", crange)
             self.send_header("ETag", etag)
@@ -113,7 +115,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(body[:len(body) // 2])
             self.wfile.flush()
-            self.log(206, len(body) // 2)
             self.close_connection = True
             return
         self.send(206, body, [("Content-Range", crange)], etag)

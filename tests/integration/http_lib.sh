@@ -21,6 +21,17 @@ stop_servers() {
 # lib.sh's cleanup runs at exit; the servers go first.
 trap 'stop_servers; cleanup' EXIT
 
+# settle_log FILE: until FILE has not grown for 0.2 s (at most 5 s).
+settle_log() {
+	local before after
+	for _ in $(seq 25); do
+		before=$(stat -c %s "$1")
+		sleep 0.2
+		after=$(stat -c %s "$1")
+		[ "$before" = "$after" ] && return 0
+	done
+}
+
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }

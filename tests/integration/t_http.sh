@@ -8,8 +8,13 @@
 . "$HERE/http_lib.sh"
 export XDG_CACHE_HOME=$T/xdg
 
-# Image bytes the server sent for ranged GETs (nginx log: field 5).
-fetched_bytes() { awk '$1 == "GET" { s += $5 } END { print s + 0 }' "$NGINX_LOG"; }
+# Image bytes the server sent for ranged GETs (nginx log: field 5).  nginx
+# logs a request once its last byte is sent, a moment after the client may
+# have it: the log is read once it has stopped growing.
+fetched_bytes() {
+	settle_log "$NGINX_LOG"
+	awk '$1 == "GET" { s += $5 } END { print s + 0 }' "$NGINX_LOG"
+}
 
 mkdir -p "$T/tree" "$T/www/private"
 cp -R "$EROFSKIT_SRC/src" "$T/tree/src"

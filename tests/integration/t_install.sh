@@ -149,7 +149,7 @@ expect() {   # expect "WANT" WORDS...
 	[ "$got" = "$want" ] || fail "completing '$*': got '$got', want '$want'"
 }
 expect "mkfs" erofskit mk
-expect "$(printf '%s\n' --help --version -V -h dump fsck mkfs mount | sort | xargs)" erofskit ""
+expect "$(printf '%s\n' --help --version -V -h dump fsck mkfs mount push | sort | xargs)" erofskit ""
 expect "lz4 lz4hc lzma" erofskit mkfs -z l
 expect "-zlz4 -zlz4hc" erofskit mkfs -zlz4
 expect "isal" erofskit fsck --engine i
@@ -171,7 +171,7 @@ help_items() {
 		sed -E 's/[=[].*//' | sort -u | xargs
 }
 names() { tr ' ' '\n' | sed 's/=.*//' | sort -u | xargs; }
-for c in mkfs fsck dump mount; do
+for c in mkfs fsck dump mount push; do
 	want=$(help_opts "$c")
 	[ -n "$want" ] || fail "erofskit $c --help lists no options"
 	expect "$want" erofskit "$c" -
@@ -188,5 +188,9 @@ expect "$want" erofskit dump --engine ""
 	fail "completing mkfs -E: $(complete_words erofskit mkfs -E "" | names), mkfs --help: $(help_items mkfs)"
 [ "$(complete_words erofskit mount -o "" | names)" = "$(help_items mount)" ] ||
 	fail "completing mount -o: $(complete_words erofskit mount -o "" | names), mount --help: $(help_items mount)"
+for c in fsck dump push; do
+	[ "$(complete_words erofskit "$c" -o "" | names)" = "$(help_items "$c")" ] ||
+		fail "completing $c -o: $(complete_words erofskit "$c" -o "" | names), $c --help: $(help_items "$c")"
+done
 expect "cache=1G,engine=" erofskit mount -o cache=1G,en
 note "ok"

@@ -40,6 +40,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def answer(self, status, body, auth, scope):
         data = json.dumps(body).encode()
+        # Logged before the answer leaves: a client that has its answer
+        # finds it in the log.
+        with open(self.server.log, "a") as f:
+            f.write("%s %s %d\n" % (auth, scope, status))
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -47,8 +51,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("WWW-Authenticate", 'Basic realm="token"')
         self.end_headers()
         self.wfile.write(data)
-        with open(self.server.log, "a") as f:
-            f.write("%s %s %d\n" % (auth, scope, status))
 
     def do_GET(self):
         url = urllib.parse.urlparse(self.path)

@@ -598,10 +598,19 @@ int cmd_mount(int argc, char **argv)
 	fuse_opt_add_arg(&args, "erofskit");
 	fuse_opt_add_arg(&args, "-o");
 	{
-		char base[PATH_MAX + 64];
+		char base[2 * PATH_MAX + 64], fsname[2 * PATH_MAX];
+		size_t k, n = 0;
 
+		/* FUSE's option list escapes its separator: a URL's query or a
+		 * file name may hold commas. */
+		for (k = 0; image[k] && n + 2 < sizeof(fsname); k++) {
+			if (image[k] == ',' || image[k] == '\\')
+				fsname[n++] = '\\';
+			fsname[n++] = image[k];
+		}
+		fsname[n] = '\0';
 		snprintf(base, sizeof(base), "ro,default_permissions,fsname=%s,subtype=erofskit%s%s",
-			 image, *fuse_opts ? "," : "", fuse_opts);
+			 fsname, *fuse_opts ? "," : "", fuse_opts);
 		fuse_opt_add_arg(&args, base);
 	}
 	if (debug)

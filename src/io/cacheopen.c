@@ -83,6 +83,7 @@ static int map_prepare(struct cache_io *c, const char *identity)
 
 static int open_files(struct cache_io *c, const char *dir, const char *identity)
 {
+	struct stat st;
 	uint8_t digest[DIGEST_SIZE];
 	char hex[2 * DIGEST_SIZE + 1], path[PATH_MAX];
 	int ret;
@@ -92,6 +93,12 @@ static int open_files(struct cache_io *c, const char *dir, const char *identity)
 	ret = make_dirs(dir);
 	if (ret)
 		return ret;
+	/* Blocks someone else could plant would be served as the image's
+	 * (a chunk's hash is no signature): the directory must be ours. */
+	if (stat(dir, &st))
+		return -errno;
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return -EPERM;
 	if (snprintf(path, sizeof(path), "%s/%s.map", dir, hex) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	c->map_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -184,7 +191,8 @@ int io_open_cache(struct io *inner, const char *dir, uint64_t max_bytes, bool pr
 		c->inner = NULL;
 		bc_close(&c->base);
 		return err_fail(err, ret, "cache in %s: %s", dir && *dir ? dir : "$TMPDIR",
-				strerror(-ret));
+				ret == -EPERM ? "not a directory of this user's that only it may write"
+					      : strerror(-ret));
 	}
 	c->complete = bc_check_whole;
 	c->hdr = c->map;

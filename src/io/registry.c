@@ -30,6 +30,7 @@
 #include "util/error.h"
 
 #define MANIFEST_MAX ((size_t)4 << 20)
+#define ANSWER_MAX ((size_t)64 << 10)     /* other answers: status pages */
 #define TOKEN_ANSWER_MAX ((size_t)64 << 10)
 #define AUTH_MAX 8192
 #define INDEX_CHILDREN_MAX 16
@@ -462,7 +463,7 @@ static int push_blob(struct registry *r, const char *digest, int fd, const void 
 {
 	char url[3072];
 	const char *octet[] = { "Content-Type: application/octet-stream", NULL };
-	struct httpreq rq = { .method = "HEAD", .url = url, .max_answer = 4096, .body_fd = -1 };
+	struct httpreq rq = { .method = "HEAD", .url = url, .max_answer = ANSWER_MAX, .body_fd = -1 };
 	struct httpans ans;
 	int ret;
 
@@ -472,7 +473,7 @@ static int push_blob(struct registry *r, const char *digest, int fd, const void 
 	if (ret || ans.status == 200)
 		return ret;
 	snprintf(url, sizeof(url), "%s://%s/v2/%s/blobs/uploads/", r->scheme, r->ref.host, r->ref.repo);
-	rq = (struct httpreq){ .method = "POST", .url = url, .max_answer = 4096, .body_fd = -1 };
+	rq = (struct httpreq){ .method = "POST", .url = url, .max_answer = ANSWER_MAX, .body_fd = -1 };
 	ret = request(r, &rq, &ans);
 	if (!ret && (ans.status != 202 || !ans.location[0]))
 		ret = err_fail(r->err, -EIO, "%s: HTTP status %ld, no upload location", url, ans.status);
@@ -488,7 +489,7 @@ static int push_blob(struct registry *r, const char *digest, int fd, const void 
 		snprintf(url, sizeof(url), "%s%sdigest=%s", ans.location,
 			 strchr(ans.location, '?') ? "&" : "?", digest);
 	httpans_free(&ans);
-	rq = (struct httpreq){ .method = "PUT", .url = url, .headers = octet, .max_answer = 4096,
+	rq = (struct httpreq){ .method = "PUT", .url = url, .headers = octet, .max_answer = ANSWER_MAX,
 			       .body = mem, .body_len = (size_t)size, .body_fd = fd,
 			       .body_fd_len = size };
 	ret = request(r, &rq, &ans);
@@ -533,7 +534,7 @@ int oci_push(const char *image, const char *ref, const ek_http_options *o,
 	char blob_digest[OCI_DIGEST_MAX], empty_digest[OCI_DIGEST_MAX], url[1200];
 	const char *slash = strrchr(image, '/');
 	const char *headers[] = { "Content-Type: " MANIFEST_MEDIA_TYPE, NULL };
-	struct httpreq rq = { .method = "PUT", .url = url, .headers = headers, .max_answer = 4096,
+	struct httpreq rq = { .method = "PUT", .url = url, .headers = headers, .max_answer = ANSWER_MAX,
 			      .body_fd = -1 };
 	struct httpans ans = { 0 };
 	uint8_t raw[DIGEST_SIZE];

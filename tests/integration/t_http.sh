@@ -59,6 +59,12 @@ same_manifest "$T/tree.json" "$T/m.json" "FUSE mount over https, warm cache"
 [ "$(fetched_bytes)" = 0 ] || fail "warm cache: $(fetched_bytes) image bytes fetched"
 grep -q '^HEAD ' "$NGINX_LOG" || fail "warm cache: the object was not checked"
 
+note "a URL with commas in its query mounts (FUSE's option list escapes them)"
+fmount "$H/img.erofs?a=1,b=2" "$T/m" "cache_dir=none"
+cmp "$T/m/src/io/http.c" "$T/tree/src/io/http.c" || fail "read through a URL with commas"
+grep -qF "img.erofs?a=1,b=2 $T/m fuse.erofskit" /proc/mounts || fail "fsname: $(grep "$T/m" /proc/mounts)"
+fumount "$T/m"
+
 note "a damaged cache is a miss, never a wrong byte"
 data=$(ls "$T/c1"/*.data)
 dd if=/dev/urandom of="$data" bs=64K seek=2 count=8 conv=notrunc status=none
@@ -98,6 +104,12 @@ cp "$T/www/img.erofs" "$T/www/copy.erofs.new"
 mv "$T/www/copy.erofs.new" "$T/www/copy.erofs"
 "$EROFSKIT" fsck -q -o "cache_dir=$T/c7" "$H/copy.erofs" || fail "fsck replaced copy (c7)"
 [ "$(ls "$T/c7"/*.map | wc -l)" = 1 ] || fail "a replaced image's old blocks were kept: $(ls "$T/c7")"
+
+note "a cache directory others may write is refused"
+mkdir -p "$T/shared-cache"
+chmod 1777 "$T/shared-cache"
+expect_exit 2 "$EROFSKIT" fsck -q -o "cache_dir=$T/shared-cache" "$H/img.erofs" 2>"$T/err"
+grep -q "only it may write" "$T/err" || fail "shared cache dir: $(cat "$T/err")"
 
 note "concurrent readers share one cache"
 pids=()

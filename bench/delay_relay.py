@@ -18,22 +18,14 @@ class Stats:
     responses = 0
 
 
-async def pipe_client(reader, writer, state):
+async def pipe(reader, writer, state, delay=None):
+    """Client to server (delay None: marks a request asked) or server to
+    client (holds the first byte after each request delay seconds)."""
     try:
         while data := await reader.read(65536):
-            state["asked"] = True
-            writer.write(data)
-            await writer.drain()
-    except (ConnectionError, asyncio.CancelledError):
-        pass
-    finally:
-        writer.close()
-
-
-async def pipe_server(reader, writer, state, delay):
-    try:
-        while data := await reader.read(65536):
-            if state["asked"]:
+            if delay is None:
+                state["asked"] = True
+            elif state["asked"]:
                 state["asked"] = False
                 Stats.responses += 1
                 await asyncio.sleep(delay)
@@ -62,8 +54,8 @@ async def main():
             cwriter.close()
             return
         state = {"asked": False}
-        await asyncio.gather(pipe_client(creader, swriter, state),
-                             pipe_server(sreader, cwriter, state, delay))
+        await asyncio.gather(pipe(creader, swriter, state),
+                             pipe(sreader, cwriter, state, delay))
 
     async def report():
         while a.log:

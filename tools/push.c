@@ -34,7 +34,7 @@ int cmd_push(int argc, char **argv)
 	};
 	ek_open_options oo;
 	char digest[80];
-	const char *at;
+	const char *at, *repo;
 	ek_error err;
 	int c, ret;
 
@@ -64,8 +64,12 @@ int cmd_push(int argc, char **argv)
 		cli_error(CMD, "%s", err.message);
 		return EXIT_USAGE;
 	}
-	/* The same reference, by digest instead of tag. */
-	at = strrchr(argv[optind + 1], ':');
-	printf("%.*s@%s\n", (int)(at - argv[optind + 1]), argv[optind + 1], digest);
+	/* The same reference, by digest instead of tag (the tag follows the
+	 * repository's last '/'; a port's ':' comes before it; without one
+	 * the tag was "latest"). */
+	repo = strrchr(argv[optind + 1], '/');
+	at = strchr(repo ? repo : argv[optind + 1], ':');
+	printf("%.*s@%s\n", at ? (int)(at - argv[optind + 1]) : (int)strlen(argv[optind + 1]),
+	       argv[optind + 1], digest);
 	return EXIT_OK;
 }

@@ -111,20 +111,18 @@ static int push_chunk(uint64_t **list, size_t *n, size_t *cap, uint64_t chunk)
  * waited for where another thread is fetching it. */
 static int fetch_missing(struct cache_io *c, struct io_req *reqs, size_t n, struct fetch *f)
 {
-	uint8_t *scratch = malloc(CHUNK);
+	uint8_t *scratch = NULL;   /* a warm read needs none */
 	uint64_t *need = NULL, *waits = NULL, ch;
 	size_t i, k, nneed = 0, need_cap = 0, nwaits = 0;
 	int ret = 0;
 
 	memset(f, 0, sizeof(*f));
-	if (!scratch)
-		return -ENOMEM;
 	for (i = 0; i < n && !ret; i++) {
 		if (!reqs[i].len)
 			continue;
 		for (ch = reqs[i].offset >> CHUNK_SHIFT;
 		     ch <= (reqs[i].offset + reqs[i].len - 1) >> CHUNK_SHIFT && !ret; ch++)
-			if (!bc_chunk_present(c, ch, scratch))
+			if (!bc_chunk_present(c, ch, &scratch))
 				ret = push_chunk(&need, &nneed, &need_cap, ch);
 	}
 	if (ret || !nneed)

@@ -108,8 +108,9 @@ static inline uint64_t state_make(uint32_t gen, uint32_t hash)
 int bc_pread_full(int fd, void *buf, size_t len, uint64_t off);
 int bc_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
 /* Whether a chunk is present and good (its first use in this process
- * reads it whole against its hash; scratch: CHUNK bytes). */
-bool bc_chunk_present(struct cache_io *c, uint64_t chunk, uint8_t *scratch);
+ * reads it whole against its hash, into *scratch: NULL or CHUNK bytes,
+ * allocated when first needed, the caller's to free). */
+bool bc_chunk_present(struct cache_io *c, uint64_t chunk, uint8_t **scratch);
 /* Drop a chunk whose entry still reads expect. */
 void bc_drop_chunk(struct cache_io *c, uint64_t chunk, uint64_t expect);
 /* Copy [off, off + len) of a present chunk; false when it changed under

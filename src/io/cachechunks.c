@@ -87,8 +87,9 @@ void bc_drop_chunk(struct cache_io *c, uint64_t chunk, uint64_t expect)
 }
 
 /* Whether the chunk is present and good.  Its first use in this process
- * reads it whole and checks its hash: a bad chunk is dropped. */
-bool bc_chunk_present(struct cache_io *c, uint64_t chunk, uint8_t *scratch)
+ * reads it whole (into *scratch, allocated then) and checks its hash: a
+ * bad chunk is dropped. */
+bool bc_chunk_present(struct cache_io *c, uint64_t chunk, uint8_t **scratch)
 {
 	uint64_t s = __atomic_load_n(&c->ent[chunk].state, __ATOMIC_ACQUIRE);
 	size_t len = (size_t)chunk_len(c, chunk);
@@ -97,8 +98,10 @@ bool bc_chunk_present(struct cache_io *c, uint64_t chunk, uint8_t *scratch)
 		return false;
 	if (__atomic_load_n(&c->verified[chunk], __ATOMIC_RELAXED))
 		return true;
-	if (bc_pread_full(c->data_fd, scratch, len, chunk << CHUNK_SHIFT) ||
-	    chunk_hash(scratch, len) != state_hash(s)) {
+	if (!*scratch && !(*scratch = malloc(CHUNK)))
+		return false;   /* fetched again, that is all */
+	if (bc_pread_full(c->data_fd, *scratch, len, chunk << CHUNK_SHIFT) ||
+	    chunk_hash(*scratch, len) != state_hash(s)) {
 		/* Unless another process rewrote it meanwhile. */
 		if (__atomic_load_n(&c->ent[chunk].state, __ATOMIC_ACQUIRE) == s)
 			bc_drop_chunk(c, chunk, s);

@@ -140,14 +140,27 @@ int oci_parse_ref(const char *s, struct oci_ref *r, ek_error *err)
 
 /* ------------------------------------------------------------ auth */
 
-static int base64(const char *in, char *out, size_t size)
+/* "Authorization: Basic <base64 of user:password>" into out. */
+static int basic_auth(struct registry *r, char *out, size_t size)
 {
-	size_t len = strlen(in);
+	static const char prefix[] = "Authorization: Basic ";
+	size_t len = strlen(r->credentials);
 
-	if (4 * ((len + 2) / 3) + 1 > size)
-		return -ENAMETOOLONG;
-	EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)in, (int)len);
+	if (sizeof(prefix) + 4 * ((len + 2) / 3) > size)
+		return err_fail(r->err, -EINVAL, "credentials too long");
+	memcpy(out, prefix, sizeof(prefix) - 1);
+	EVP_EncodeBlock((unsigned char *)out + sizeof(prefix) - 1,
+			(const unsigned char *)r->credentials, (int)len);
 	return 0;
+}
+
+/* SCHEME://HOST/v2/REPO/KIND/NAME: the distribution API's address of a
+ * manifest or blob (kind "manifests", "blobs"; "blobs/uploads" with
+ * name "" for a new upload). */
+static void api_url(const struct registry *r, char *out, size_t size, const char *kind,
+		    const char *name)
+{
+	snprintf(out, size, "%s://%s/v2/%s/%s/%s", r->scheme, r->ref.host, r->ref.repo, kind, name);
 }
 
 /* A token from the realm, for the token flow. */
@@ -181,9 +194,9 @@ static int fetch_token(struct registry *r, const char *challenge)
 	curl_free(esc_scope);
 	curl_easy_cleanup(c);
 	if (r->credentials) {
-		strcpy(basic, "Authorization: Basic ");
-		if (base64(r->credentials, basic + strlen(basic), sizeof(basic) - strlen(basic)))
-			return err_fail(r->err, -EINVAL, "credentials too long");
+		ret = basic_auth(r, basic, sizeof(basic));
+		if (ret)
+			return ret;
 		rq.auth = basic;
 	}
 	ret = httpreq_run(&rq, &ans);
@@ -223,10 +236,7 @@ static int authorize(struct registry *r, const char *challenge)
 		if (!r->credentials)
 			return err_fail(r->err, -EACCES, "%s asks for a user and password "
 					"(-o credentials=FILE)", r->ref.host);
-		strcpy(r->auth, "Authorization: Basic ");
-		if (base64(r->credentials, r->auth + strlen(r->auth), sizeof(r->auth) - strlen(r->auth)))
-			return err_fail(r->err, -EINVAL, "credentials too long");
-		return 0;
+		return basic_auth(r, r->auth, sizeof(r->auth));
 	}
 	return err_fail(r->err, -EACCES, "%s: an authentication scheme erofskit does not speak: %.100s",
 			r->ref.host, challenge);
@@ -313,8 +323,7 @@ static int get_manifest(struct registry *r, const char *reference, json_t **out)
 	int ret;
 
 	*out = NULL;
-	snprintf(url, sizeof(url), "%s://%s/v2/%s/manifests/%s", r->scheme, r->ref.host,
-		 r->ref.repo, reference);
+	api_url(r, url, sizeof(url), "manifests", reference);
 	ret = request(r, &rq, &ans);
 	if (ret)
 		goto out;
@@ -443,8 +452,7 @@ int oci_resolve(const char *ref, const ek_http_options *o, struct oci_blob *blob
 	if (ret < 0)
 		goto out;
 	ret = 0;
-	snprintf(blob->url, sizeof(blob->url), "%s://%s/v2/%s/blobs/%s", r->scheme, r->ref.host,
-		 r->ref.repo, blob->digest);
+	api_url(r, blob->url, sizeof(blob->url), "blobs", blob->digest);
 	snprintf(blob->auth, sizeof(blob->auth), "%s", r->auth);
 	/* Kept to renew the authorization when it expires. */
 	blob->renew_ctx = r;
@@ -467,12 +475,12 @@ static int push_blob(struct registry *r, const char *digest, int fd, const void 
 	struct httpans ans;
 	int ret;
 
-	snprintf(url, sizeof(url), "%s://%s/v2/%s/blobs/%s", r->scheme, r->ref.host, r->ref.repo, digest);
+	api_url(r, url, sizeof(url), "blobs", digest);
 	ret = request(r, &rq, &ans);
 	httpans_free(&ans);
 	if (ret || ans.status == 200)
 		return ret;
-	snprintf(url, sizeof(url), "%s://%s/v2/%s/blobs/uploads/", r->scheme, r->ref.host, r->ref.repo);
+	api_url(r, url, sizeof(url), "blobs/uploads", "");
 	rq = (struct httpreq){ .method = "POST", .url = url, .max_answer = ANSWER_MAX, .body_fd = -1 };
 	ret = request(r, &rq, &ans);
 	if (!ret && (ans.status != 202 || !ans.location[0]))
@@ -578,8 +586,7 @@ int oci_push(const char *image, const char *ref, const ek_http_options *o,
 		ret = err_fail(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	snprintf(url, sizeof(url), "%s://%s/v2/%s/manifests/%s", r.scheme, r.ref.host, r.ref.repo,
-		 r.ref.tag);
+	api_url(&r, url, sizeof(url), "manifests", r.ref.tag);
 	rq.body = manifest;
 	rq.body_len = strlen(manifest);
 	ret = request(&r, &rq, &ans);

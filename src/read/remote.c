@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "io/registry.h"
 #include "read/internal.h"
@@ -84,11 +83,8 @@ int ek_push(const char *image, const char *ref, const ek_http_options *o,
 int ek_verify_source(ek_image *img, ek_error *err)
 {
 	char why[256];
-	int ret;
+	int ret = img->io->ops->verify ? img->io->ops->verify(img->io, why, sizeof(why)) : -ENODATA;
 
-	if (!img->io->ops->verify)
-		return err_fail(err, -ENODATA, "no digest to check the image against");
-	ret = img->io->ops->verify(img->io, why, sizeof(why));
 	if (ret == -ENODATA)
 		return err_fail(err, ret, "no digest to check the image against");
 	if (ret)

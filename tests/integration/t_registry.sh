@@ -76,6 +76,10 @@ start_registry open
 R=oci://127.0.0.1:$REGISTRY_PORT/erofskit/test
 ref=$("$EROFSKIT" push -o "$CA" "$T/img.erofs" "$R:v1") || fail "push"
 
+note "push without a tag: latest, and the reference by digest keeps the registry's port"
+noref=$("$EROFSKIT" push -o "$CA" "$T/img.erofs" "$R") || fail "push without a tag"
+[ "$noref" = "$ref" ] || fail "push without a tag printed '$noref', not '$ref'"
+
 note "missing tags, repositories and layers: clear errors"
 expect_exit 2 "$EROFSKIT" fsck -o "$CA" "$R:nope" 2>"$T/err"
 grep -q "HTTP status 404" "$T/err" || fail "unknown tag: $(cat "$T/err")"

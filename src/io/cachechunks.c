@@ -124,11 +124,16 @@ static void evict(struct cache_io *c)
 {
 	uint64_t *order, n = 0, i, target = c->max_chunks * EVICT_TO_PERCENT / 100;
 
-	if (__atomic_load_n(&c->hdr->present, __ATOMIC_RELAXED) <= c->max_chunks ||
-	    pthread_mutex_trylock(&c->evict_lock))
+	if (__atomic_load_n(&c->hdr->present, __ATOMIC_RELAXED) <= c->max_chunks)
 		return;
-	if (flock(c->map_fd, LOCK_EX | LOCK_NB))
-		goto out;   /* another process is at it */
+	/* Waited for, not tried: a thread that stored while another was
+	 * evicting would otherwise leave the cache over its bound. */
+	pthread_mutex_lock(&c->evict_lock);
+	if (__atomic_load_n(&c->hdr->present, __ATOMIC_RELAXED) <= c->max_chunks)
+		goto out;
+	/* Another process at it (a private cache has no map file). */
+	if (c->map_fd >= 0 && flock(c->map_fd, LOCK_EX | LOCK_NB))
+		goto out;
 	order = malloc(c->nchunks * sizeof(*order));
 	if (order) {
 		for (i = 0; i < c->nchunks; i++)
@@ -139,7 +144,8 @@ static void evict(struct cache_io *c)
 			bc_drop_chunk(c, order[i], __atomic_load_n(&c->ent[order[i]].state, __ATOMIC_ACQUIRE));
 		free(order);
 	}
-	flock(c->map_fd, LOCK_UN);
+	if (c->map_fd >= 0)
+		flock(c->map_fd, LOCK_UN);
 out:
 	pthread_mutex_unlock(&c->evict_lock);
 }

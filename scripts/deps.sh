@@ -14,7 +14,7 @@ PACKAGES=(
 	scdoc man-db groff-base
 	erofs-utils acl attr e2fsprogs util-linux kmod strace
 )
-[ "${1:-}" = "--bench" ] && PACKAGES+=(fio hyperfine squashfs-tools squashfuse debootstrap clang)
+[ "${1:-}" = "--bench" ] && PACKAGES+=(fio hyperfine squashfs-tools squashfs-tools-ng squashfuse debootstrap clang)
 [ "${1:-}" = "--fuzz" ] && PACKAGES+=(clang libclang-rt-14-dev)
 # scripts/deb-check.sh: build the Debian packages, lintian them.
 [ "${1:-}" = "--deb" ] && PACKAGES+=(dpkg-dev debhelper lintian)

@@ -1,6 +1,9 @@
-/* What every libcurl handle of erofskit shares. */
+/* What every libcurl handle of erofskit shares, and libcurl itself,
+ * loaded on first use. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -8,19 +11,71 @@
 #include "io/curlx.h"
 #include "util/error.h"
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static CURLcode init_result;
+struct curlx_lib libcurl;
 
+/* Where each of libcurl's functions goes in the table. */
+#define SYMBOL(name) { "curl_" #name, offsetof(struct curlx_lib, name) }
+static const struct {
+	const char *name;
+	size_t offset;
+} symbols[] = {
+	SYMBOL(global_init), SYMBOL(easy_strerror), SYMBOL(easy_init),
+	SYMBOL(easy_setopt), SYMBOL(easy_perform), SYMBOL(easy_getinfo),
+	SYMBOL(easy_cleanup), SYMBOL(easy_escape), SYMBOL(free),
+	SYMBOL(slist_append), SYMBOL(slist_free_all), SYMBOL(share_init),
+	SYMBOL(share_setopt), SYMBOL(share_cleanup), SYMBOL(multi_init),
+	SYMBOL(multi_setopt), SYMBOL(multi_add_handle), SYMBOL(multi_remove_handle),
+	SYMBOL(multi_perform), SYMBOL(multi_poll), SYMBOL(multi_info_read),
+	SYMBOL(multi_cleanup),
+};
+#undef SYMBOL
+
+/* The names libcurl's runtime goes by: Debian's libcurl4 (OpenSSL), then
+ * libcurl3-gnutls; the API is the same. */
+static const char *const sonames[] = { "libcurl.so.4", "libcurl-gnutls.so.4" };
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static char init_error[512];
+
+/* Stays loaded for the life of the process: handles may outlive any one
+ * image, and libcurl cannot be unloaded safely once initialised. */
 static void init_once(void)
 {
-	init_result = curl_global_init(CURL_GLOBAL_DEFAULT);
+	void *lib = NULL;
+	CURLcode e;
+	size_t i;
+
+	for (i = 0; i < sizeof(sonames) / sizeof(sonames[0]) && !lib; i++) {
+		lib = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
+		if (!lib && !i)   /* the first one's reason is the one to tell */
+			snprintf(init_error, sizeof(init_error),
+				 "images at URLs need libcurl (%s, Debian's libcurl4): %s",
+				 sonames[0], dlerror());
+	}
+	if (!lib)
+		return;
+	init_error[0] = '\0';
+	for (i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
+		void *sym = dlsym(lib, symbols[i].name);
+
+		if (!sym) {
+			snprintf(init_error, sizeof(init_error),
+				 "libcurl lacks %s: 7.66 or later is needed", symbols[i].name);
+			return;
+		}
+		/* POSIX: a function's address round-trips through void *. */
+		memcpy((char *)&libcurl + symbols[i].offset, &sym, sizeof(sym));
+	}
+	e = libcurl.global_init(CURL_GLOBAL_DEFAULT);
+	if (e != CURLE_OK)
+		snprintf(init_error, sizeof(init_error), "libcurl: %s", libcurl.easy_strerror(e));
 }
 
 int curlx_init(ek_error *err)
 {
 	pthread_once(&once, init_once);
-	if (init_result != CURLE_OK)
-		return err_fail(err, -EIO, "libcurl: %s", curl_easy_strerror(init_result));
+	if (init_error[0])
+		return err_fail(err, -EIO, "%s", init_error);
 	return 0;
 }
 
@@ -39,7 +94,7 @@ int curlx_apply(CURL *c, const struct curlx_conf *conf)
 {
 	CURLcode e = CURLE_OK;
 
-#define SET(opt, val) do { if (e == CURLE_OK) e = curl_easy_setopt(c, opt, val); } while (0)
+#define SET(opt, val) do { if (e == CURLE_OK) e = libcurl.easy_setopt(c, opt, val); } while (0)
 	SET(CURLOPT_NOSIGNAL, 1L);
 	SET(CURLOPT_PROTOCOLS_STR, "http,https");
 	SET(CURLOPT_REDIR_PROTOCOLS_STR, "http,https");

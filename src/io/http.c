@@ -114,12 +114,12 @@ static void *session_new(void)
 
 	if (!s)
 		return NULL;
-	s->multi = curl_multi_init();
+	s->multi = libcurl.multi_init();
 	if (!s->multi) {
 		free(s);
 		return NULL;
 	}
-	curl_multi_setopt(s->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)PARALLEL);
+	libcurl.multi_setopt(s->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)PARALLEL);
 	return s;
 }
 
@@ -130,8 +130,8 @@ static void session_free(void *p)
 
 	for (i = 0; i < PARALLEL; i++)
 		if (s->easy[i])
-			curl_easy_cleanup(s->easy[i]);
-	curl_multi_cleanup(s->multi);
+			libcurl.easy_cleanup(s->easy[i]);
+	libcurl.multi_cleanup(s->multi);
 	free(s);
 }
 
@@ -296,7 +296,7 @@ static int easy_setup(struct http_io *h, CURL *c)
 
 	if (curlx_apply(c, &h->conf))
 		return -EINVAL;
-#define SET(opt, val) do { if (e == CURLE_OK) e = curl_easy_setopt(c, opt, val); } while (0)
+#define SET(opt, val) do { if (e == CURLE_OK) e = libcurl.easy_setopt(c, opt, val); } while (0)
 	SET(CURLOPT_URL, h->url);
 	SET(CURLOPT_HEADERFUNCTION, on_header);
 	SET(CURLOPT_WRITEFUNCTION, on_body);
@@ -319,7 +319,7 @@ static int transfer_result(struct transfer *t, CURLcode e)
 		return t->fatal;
 	if (e != CURLE_OK) {
 		snprintf(t->why, sizeof(t->why), "%s",
-			 t->curl_why[0] ? t->curl_why : curl_easy_strerror(e));
+			 t->curl_why[0] ? t->curl_why : libcurl.easy_strerror(e));
 		return curlx_retryable(e) ? -EAGAIN : -EIO;
 	}
 	if (curlx_retryable_status(t->status)) {
@@ -362,10 +362,10 @@ static void run_round(struct session *s, struct transfer **ts, int *res, size_t 
 			if (busy[i])
 				continue;
 			if (!s->easy[i]) {
-				s->easy[i] = curl_easy_init();
+				s->easy[i] = libcurl.easy_init();
 				if (!s->easy[i] || easy_setup(t->h, s->easy[i])) {
 					if (s->easy[i])
-						curl_easy_cleanup(s->easy[i]);
+						libcurl.easy_cleanup(s->easy[i]);
 					s->easy[i] = NULL;
 					res[next++] = transfer_fail(t, -ENOMEM, "cannot set up a connection");
 					done++;
@@ -377,46 +377,46 @@ static void run_round(struct session *s, struct transfer **ts, int *res, size_t 
 			 * this handle last went out). */
 			pthread_mutex_lock(&t->h->headers_lock);
 			if (s->headers_gen[i] != t->h->headers_gen || !s->headers_gen[i]) {
-				curl_easy_setopt(s->easy[i], CURLOPT_HTTPHEADER, t->h->headers);
+				libcurl.easy_setopt(s->easy[i], CURLOPT_HTTPHEADER, t->h->headers);
 				s->headers_gen[i] = t->h->headers_gen;
 			}
 			t->headers_gen = t->h->headers_gen;
 			pthread_mutex_unlock(&t->h->headers_lock);
 			snprintf(range, sizeof(range), "%" PRIu64 "-%" PRIu64,
 				 t->offset, t->offset + t->len - 1);
-			curl_easy_setopt(s->easy[i], CURLOPT_NOBODY, (long)t->head_only);
-			curl_easy_setopt(s->easy[i], CURLOPT_RANGE, t->head_only ? NULL : range);
-			curl_easy_setopt(s->easy[i], CURLOPT_HEADERDATA, t);
-			curl_easy_setopt(s->easy[i], CURLOPT_WRITEDATA, t);
-			curl_easy_setopt(s->easy[i], CURLOPT_ERRORBUFFER, t->curl_why);
-			curl_easy_setopt(s->easy[i], CURLOPT_PRIVATE, (void *)i);
-			curl_multi_add_handle(s->multi, s->easy[i]);
+			libcurl.easy_setopt(s->easy[i], CURLOPT_NOBODY, (long)t->head_only);
+			libcurl.easy_setopt(s->easy[i], CURLOPT_RANGE, t->head_only ? NULL : range);
+			libcurl.easy_setopt(s->easy[i], CURLOPT_HEADERDATA, t);
+			libcurl.easy_setopt(s->easy[i], CURLOPT_WRITEDATA, t);
+			libcurl.easy_setopt(s->easy[i], CURLOPT_ERRORBUFFER, t->curl_why);
+			libcurl.easy_setopt(s->easy[i], CURLOPT_PRIVATE, (void *)i);
+			libcurl.multi_add_handle(s->multi, s->easy[i]);
 			busy[i] = s->easy[i];
 			slot_of[i] = next++;
 			active++;
 		}
 		if (!active)
 			continue;
-		curl_multi_perform(s->multi, &running);
-		while ((msg = curl_multi_info_read(s->multi, &left))) {
+		libcurl.multi_perform(s->multi, &running);
+		while ((msg = libcurl.multi_info_read(s->multi, &left))) {
 			void *priv = NULL;
 			size_t slot;
 
 			if (msg->msg != CURLMSG_DONE)
 				continue;
-			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+			libcurl.easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
 			slot = (size_t)priv;
 			if (ts[slot_of[slot]]->head_only)
-				curl_easy_getinfo(msg->easy_handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T,
+				libcurl.easy_getinfo(msg->easy_handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T,
 						  &ts[slot_of[slot]]->content_length);
 			res[slot_of[slot]] = transfer_result(ts[slot_of[slot]], msg->data.result);
-			curl_multi_remove_handle(s->multi, msg->easy_handle);
+			libcurl.multi_remove_handle(s->multi, msg->easy_handle);
 			busy[slot] = NULL;
 			active--;
 			done++;
 		}
 		if (active)
-			curl_multi_poll(s->multi, NULL, 0, 1000, NULL);
+			libcurl.multi_poll(s->multi, NULL, 0, 1000, NULL);
 	}
 }
 
@@ -443,12 +443,12 @@ static int renew_auth(struct http_io *h, struct transfer *t)
 	}
 	/* The first line is the authorization; the user's headers follow. */
 	old = h->headers;
-	fresh = curl_slist_append(NULL, auth);
+	fresh = libcurl.slist_append(NULL, auth);
 	for (l = old ? old->next : NULL; fresh && l; l = l->next) {
-		struct curl_slist *grown = curl_slist_append(fresh, l->data);
+		struct curl_slist *grown = libcurl.slist_append(fresh, l->data);
 
 		if (!grown) {
-			curl_slist_free_all(fresh);
+			libcurl.slist_free_all(fresh);
 			fresh = NULL;
 		} else {
 			fresh = grown;
@@ -596,12 +596,12 @@ static void http_close(struct io *io)
 
 	ctxpool_fini(&h->sessions);
 	if (h->share)
-		curl_share_cleanup(h->share);
+		libcurl.share_cleanup(h->share);
 	for (i = 0; i < CURL_LOCK_DATA_LAST; i++)
 		pthread_mutex_destroy(&h->share_locks[i]);
-	curl_slist_free_all(h->headers);
+	libcurl.slist_free_all(h->headers);
 	while (h->nretired)
-		curl_slist_free_all(h->retired[--h->nretired]);
+		libcurl.slist_free_all(h->retired[--h->nretired]);
 	if (h->release)
 		h->release(h->renew_ctx);
 	pthread_mutex_destroy(&h->headers_lock);
@@ -631,7 +631,7 @@ static int add_token(struct http_io *h, const char *file, ek_error *err)
 	if (ret)
 		return ret;
 	snprintf(header, sizeof(header), "Authorization: Bearer %s", token);
-	l = curl_slist_append(h->headers, header);
+	l = libcurl.slist_append(h->headers, header);
 	if (!l)
 		return err_fail(err, -ENOMEM, "out of memory");
 	h->headers = l;
@@ -646,7 +646,7 @@ static int add_headers(struct http_io *h, const ek_http_options *o,
 	/* First, so that a renewal replaces it; "Authorization:" alone
 	 * (no value) sends nothing, keeping its place. */
 	if ((x && x->auth && *x->auth) || h->renew) {
-		struct curl_slist *l = curl_slist_append(h->headers,
+		struct curl_slist *l = libcurl.slist_append(h->headers,
 							 x && x->auth && *x->auth ? x->auth : "Authorization:");
 
 		if (!l)
@@ -658,7 +658,7 @@ static int add_headers(struct http_io *h, const ek_http_options *o,
 
 		if (!strchr(*hd, ':') || strpbrk(*hd, "\r\n"))
 			return err_fail(err, -EINVAL, "header '%s': not 'Name: value' on one line", *hd);
-		l = curl_slist_append(h->headers, *hd);
+		l = libcurl.slist_append(h->headers, *hd);
 		if (!l)
 			return err_fail(err, -ENOMEM, "out of memory");
 		h->headers = l;
@@ -762,16 +762,16 @@ int io_open_http(const char *url, const ek_http_options *o,
 	curlx_conf_from(&h->conf, o);
 	h->conf.cacert = o->cacert ? strdup(o->cacert) : NULL;
 	h->url = strdup(url);
-	h->share = curl_share_init();
+	h->share = libcurl.share_init();
 	if (!h->url || (o->cacert && !h->conf.cacert) || !h->share) {
 		ret = err_fail(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
-	curl_share_setopt(h->share, CURLSHOPT_USERDATA, h);
-	curl_share_setopt(h->share, CURLSHOPT_LOCKFUNC, share_lock);
-	curl_share_setopt(h->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
-	curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
-	curl_share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+	libcurl.share_setopt(h->share, CURLSHOPT_USERDATA, h);
+	libcurl.share_setopt(h->share, CURLSHOPT_LOCKFUNC, share_lock);
+	libcurl.share_setopt(h->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+	libcurl.share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+	libcurl.share_setopt(h->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
 	ret = add_headers(h, o, x, err);
 	if (ret)
 		goto fail;

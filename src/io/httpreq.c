@@ -114,7 +114,7 @@ static CURLcode perform(CURL *c, const struct httpreq *rq, struct exchange *x,
 
 	if (curlx_apply(c, rq->conf))
 		return CURLE_FAILED_INIT;
-#define SET(opt, val) do { if (e == CURLE_OK) e = curl_easy_setopt(c, opt, val); } while (0)
+#define SET(opt, val) do { if (e == CURLE_OK) e = libcurl.easy_setopt(c, opt, val); } while (0)
 	SET(CURLOPT_URL, rq->url);
 	SET(CURLOPT_HEADERFUNCTION, on_header);
 	SET(CURLOPT_HEADERDATA, x);
@@ -134,9 +134,9 @@ static CURLcode perform(CURL *c, const struct httpreq *rq, struct exchange *x,
 #undef SET
 	if (e != CURLE_OK)
 		return e;
-	e = curl_easy_perform(c);
+	e = libcurl.easy_perform(c);
 	if (e == CURLE_OK)
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &x->ans->status);
+		libcurl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &x->ans->status);
 	return e;
 }
 
@@ -151,25 +151,25 @@ int httpreq_run(const struct httpreq *rq, struct httpans *ans)
 	memset(ans, 0, sizeof(*ans));
 	ans->content_length = -1;
 	for (h = rq->headers; h && *h; h++) {
-		l = curl_slist_append(headers, *h);
+		l = libcurl.slist_append(headers, *h);
 		if (!l)
 			goto no_memory;
 		headers = l;
 	}
 	if (rq->auth) {
-		l = curl_slist_append(headers, rq->auth);
+		l = libcurl.slist_append(headers, rq->auth);
 		if (!l)
 			goto no_memory;
 		headers = l;
 	}
 	/* No "Expect: 100-continue" round trip before an upload. */
-	l = curl_slist_append(headers, "Expect:");
+	l = libcurl.slist_append(headers, "Expect:");
 	if (!l)
 		goto no_memory;
 	headers = l;
 	for (attempt = 0;; attempt++) {
 		struct exchange x = { .rq = rq, .ans = ans };
-		CURL *c = curl_easy_init();
+		CURL *c = libcurl.easy_init();
 
 		if (!c)
 			goto no_memory;
@@ -179,7 +179,7 @@ int httpreq_run(const struct httpreq *rq, struct httpans *ans)
 		ans->status = 0;
 		ans->why[0] = '\0';
 		e = perform(c, rq, &x, headers);
-		curl_easy_cleanup(c);
+		libcurl.easy_cleanup(c);
 		if (x.too_long) {
 			snprintf(ans->why, sizeof(ans->why), "an answer longer than %zu bytes",
 				 rq->max_answer);
@@ -192,17 +192,17 @@ int httpreq_run(const struct httpreq *rq, struct httpans *ans)
 		    (e != CURLE_OK && !curlx_retryable(e))) {
 			if (e != CURLE_OK) {
 				if (!ans->why[0])
-					snprintf(ans->why, sizeof(ans->why), "%s", curl_easy_strerror(e));
+					snprintf(ans->why, sizeof(ans->why), "%s", libcurl.easy_strerror(e));
 				ret = -EIO;
 			}
 			break;
 		}
 		curlx_backoff(attempt);
 	}
-	curl_slist_free_all(headers);
+	libcurl.slist_free_all(headers);
 	return ret;
 no_memory:
-	curl_slist_free_all(headers);
+	libcurl.slist_free_all(headers);
 	snprintf(ans->why, sizeof(ans->why), "out of memory");
 	return -ENOMEM;
 }

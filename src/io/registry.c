@@ -183,16 +183,16 @@ static int fetch_token(struct registry *r, const char *challenge)
 	http_challenge_param(challenge, "service", service, sizeof(service));
 	if (!http_challenge_param(challenge, "scope", scope, sizeof(scope)))
 		snprintf(scope, sizeof(scope), "repository:%s:%s", r->ref.repo, r->actions);
-	c = curl_easy_init();
+	c = libcurl.easy_init();
 	if (!c)
 		return err_fail(r->err, -ENOMEM, "out of memory");
-	esc_service = curl_easy_escape(c, service, 0);
-	esc_scope = curl_easy_escape(c, scope, 0);
+	esc_service = libcurl.easy_escape(c, service, 0);
+	esc_scope = libcurl.easy_escape(c, scope, 0);
 	snprintf(url, sizeof(url), "%s%sservice=%s&scope=%s", realm, strchr(realm, '?') ? "&" : "?",
 		 esc_service ? esc_service : "", esc_scope ? esc_scope : "");
-	curl_free(esc_service);
-	curl_free(esc_scope);
-	curl_easy_cleanup(c);
+	libcurl.free(esc_service);
+	libcurl.free(esc_scope);
+	libcurl.easy_cleanup(c);
 	if (r->credentials) {
 		ret = basic_auth(r, basic, sizeof(basic));
 		if (ret)

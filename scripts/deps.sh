@@ -8,7 +8,7 @@ PACKAGES=(
 	cmake make gcc pkg-config python3
 	liblz4-dev libzstd-dev liblzma-dev libdeflate-dev libisal-dev
 	libxxhash-dev zlib1g-dev liburing-dev libfuse3-dev fuse3
-	libssl-dev libcmocka-dev libarchive-dev libjansson-dev libcurl4-openssl-dev umoci libarchive-tools zstd lz4 xz-utils bzip2
+	openssl libcmocka-dev libarchive-dev libjansson-dev libcurl4-openssl-dev umoci libarchive-tools zstd lz4 xz-utils bzip2
 	libacl1-dev nettle-dev libxml2-dev libbz2-dev
 	nginx-light docker-registry apache2-utils curl
 	scdoc man-db groff-base

@@ -15,7 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <openssl/evp.h>
+#include <nettle/base64.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,8 +149,8 @@ static int basic_auth(struct registry *r, char *out, size_t size)
 	if (sizeof(prefix) + 4 * ((len + 2) / 3) > size)
 		return err_fail(r->err, -EINVAL, "credentials too long");
 	memcpy(out, prefix, sizeof(prefix) - 1);
-	EVP_EncodeBlock((unsigned char *)out + sizeof(prefix) - 1,
-			(const unsigned char *)r->credentials, (int)len);
+	base64_encode_raw(out + sizeof(prefix) - 1, len, (const uint8_t *)r->credentials);
+	out[sizeof(prefix) - 1 + BASE64_ENCODE_RAW_LENGTH(len)] = '\0';
 	return 0;
 }
 

@@ -1,43 +1,42 @@
-/* SHA-256 through OpenSSL's EVP interface (SHA extensions where the CPU
- * has them: about 1.4 GB/s per core here). */
-#include <openssl/evp.h>
-#include <string.h>
+/* SHA-256 by nettle (its SHA extensions code where the CPU has them:
+ * 1.35 GB/s a core here, OpenSSL's EVP 1.5; nettle maps in no time,
+ * libcrypto took 3 ms of every start). */
+#include <nettle/sha2.h>
+#include <stdlib.h>
 
 #include "util/digest.h"
 
 void digest_of(const void *data, size_t len, uint8_t out[DIGEST_SIZE])
 {
-	unsigned int n = DIGEST_SIZE;
+	struct sha256_ctx c;
 
-	/* EVP_Digest() fails only without memory: leave a digest no data
-	 * has, so that nothing is taken for a duplicate of it. */
-	if (!EVP_Digest(data, len, out, &n, EVP_sha256(), NULL))
-		memset(out, 0xFF, DIGEST_SIZE);
+	sha256_init(&c);
+	sha256_update(&c, len, data);
+	sha256_digest(&c, DIGEST_SIZE, out);
 }
+
+struct digest_state {
+	struct sha256_ctx c;
+};
 
 struct digest_state *digest_begin(void)
 {
-	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	struct digest_state *d = malloc(sizeof(*d));
 
-	if (c && !EVP_DigestInit_ex(c, EVP_sha256(), NULL)) {
-		EVP_MD_CTX_free(c);
-		c = NULL;
-	}
-	return (struct digest_state *)c;
+	if (d)
+		sha256_init(&d->c);
+	return d;
 }
 
 void digest_add(struct digest_state *d, const void *data, size_t len)
 {
-	EVP_DigestUpdate((EVP_MD_CTX *)d, data, len);
+	sha256_update(&d->c, len, data);
 }
 
 void digest_end(struct digest_state *d, uint8_t out[DIGEST_SIZE])
 {
-	unsigned int n = DIGEST_SIZE;
-
-	if (!EVP_DigestFinal_ex((EVP_MD_CTX *)d, out, &n))
-		memset(out, 0xFF, DIGEST_SIZE);
-	EVP_MD_CTX_free((EVP_MD_CTX *)d);
+	sha256_digest(&d->c, DIGEST_SIZE, out);
+	free(d);
 }
 
 void digest_to_hex(const uint8_t d[DIGEST_SIZE], char out[2 * DIGEST_SIZE + 1])

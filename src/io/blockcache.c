@@ -228,6 +228,11 @@ static int cache_read(struct io *io, void *buf, size_t len, uint64_t off)
 	return r.result;
 }
 
+static bool cache_condemned(struct io *io)
+{
+	return __atomic_load_n(&((struct cache_io *)io)->bad, __ATOMIC_ACQUIRE);
+}
+
 static const char *cache_why(struct io *io)
 {
 	struct cache_io *c = (struct cache_io *)io;
@@ -317,5 +322,6 @@ const struct io_ops bc_ops = {
 	.prefetch = bc_prefetch,
 	.why = cache_why,
 	.verify = cache_verify,
+	.condemned = cache_condemned,
 	.close = bc_close,
 };

@@ -38,6 +38,10 @@ struct io_ops {
 	/* Optional: check the whole object against the digest it was
 	 * opened with; 0, -EUCLEAN (why filled) or -ENODATA (no digest). */
 	int (*verify)(struct io *io, char *why, size_t size);
+	/* Optional: the object was found not to be what it was opened as
+	 * (its digest); why() says so.  Reads above must then fail even where
+	 * they have the bytes decoded already. */
+	bool (*condemned)(struct io *io);
 	void (*close)(struct io *io);
 };
 
@@ -90,6 +94,11 @@ static inline void io_close(struct io *io)
 {
 	if (io)
 		io->ops->close(io);
+}
+
+static inline bool io_condemned(struct io *io)
+{
+	return io->ops->condemned && io->ops->condemned(io);
 }
 
 /* The words for a failed read: the back end's own, else the errno's. */

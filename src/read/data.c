@@ -58,6 +58,11 @@ int data_read(ek_inode *inode, void *buf, size_t len, uint64_t off,
 	if (off > inode->raw.size || len > inode->raw.size - off)
 		return err_fail(err, -EINVAL, "inode %llu: read past end of file",
 			       (unsigned long long)inode->nid);
+	/* Bytes of an image found to be another than it was opened as are
+	 * not served, not even from the caches of decoded data. */
+	if (io_condemned(inode->img->io))
+		return err_fail(err, -EIO, "inode %llu: %s", (unsigned long long)inode->nid,
+				io_strerror(inode->img->io, -EIO));
 	switch (inode->raw.layout) {
 	case EROFS_LAYOUT_FLAT_PLAIN:
 	case EROFS_LAYOUT_FLAT_INLINE:

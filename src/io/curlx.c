@@ -1,6 +1,5 @@
 /* What every libcurl handle of erofskit shares, and libcurl itself,
  * loaded on first use. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -9,16 +8,13 @@
 #include <time.h>
 
 #include "io/curlx.h"
+#include "util/dynlib.h"
 #include "util/error.h"
 
 struct curlx_lib libcurl;
 
-/* Where each of libcurl's functions goes in the table. */
-#define SYMBOL(name) { "curl_" #name, offsetof(struct curlx_lib, name) }
-static const struct {
-	const char *name;
-	size_t offset;
-} symbols[] = {
+#define SYMBOL(name) DYNLIB_SYMBOL(struct curlx_lib, "curl_", name)
+static const struct dynlib_symbol symbols[] = {
 	SYMBOL(global_init), SYMBOL(easy_strerror), SYMBOL(easy_init),
 	SYMBOL(easy_setopt), SYMBOL(easy_perform), SYMBOL(easy_getinfo),
 	SYMBOL(easy_cleanup), SYMBOL(easy_escape), SYMBOL(free),
@@ -30,41 +26,22 @@ static const struct {
 };
 #undef SYMBOL
 
-/* The names libcurl's runtime goes by: Debian's libcurl4 (OpenSSL), then
- * libcurl3-gnutls; the API is the same. */
+/* Debian's libcurl4 (OpenSSL), then libcurl3-gnutls: the same API. */
 static const char *const sonames[] = { "libcurl.so.4", "libcurl-gnutls.so.4" };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char init_error[512];
 
-/* Stays loaded for the life of the process: handles may outlive any one
- * image, and libcurl cannot be unloaded safely once initialised. */
+/* libcurl cannot be unloaded once initialised: it stays. */
 static void init_once(void)
 {
-	void *lib = NULL;
+	char why[400];
 	CURLcode e;
-	size_t i;
 
-	for (i = 0; i < sizeof(sonames) / sizeof(sonames[0]) && !lib; i++) {
-		lib = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
-		if (!lib && !i)   /* the first one's reason is the one to tell */
-			snprintf(init_error, sizeof(init_error),
-				 "images at URLs need libcurl (%s, Debian's libcurl4): %s",
-				 sonames[0], dlerror());
-	}
-	if (!lib)
+	if (dynlib_load(sonames, sizeof(sonames) / sizeof(sonames[0]), "libcurl4", symbols,
+			sizeof(symbols) / sizeof(symbols[0]), &libcurl, why, sizeof(why))) {
+		snprintf(init_error, sizeof(init_error), "images at URLs need libcurl: %s", why);
 		return;
-	init_error[0] = '\0';
-	for (i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
-		void *sym = dlsym(lib, symbols[i].name);
-
-		if (!sym) {
-			snprintf(init_error, sizeof(init_error),
-				 "libcurl lacks %s: 7.66 or later is needed", symbols[i].name);
-			return;
-		}
-		/* POSIX: a function's address round-trips through void *. */
-		memcpy((char *)&libcurl + symbols[i].offset, &sym, sizeof(sym));
 	}
 	e = libcurl.global_init(CURL_GLOBAL_DEFAULT);
 	if (e != CURLE_OK)

@@ -18,8 +18,6 @@
  * xattrs: later users are unknown), and the epoch is -T's or else the
  * first entry's mtime.  The inodes are numbered in archive order.
  */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -34,6 +32,7 @@
 #include "write/compress.h"
 #include "write/dedupe.h"
 #include "write/internal.h"
+#include "write/libarchive.h"
 #include "write/source.h"
 #include "write/tar.h"
 #include "write/tar_acl.h"
@@ -113,7 +112,7 @@ static int entry_fail(struct tar_reader *r, int code, const char *fmt, ...)
 
 static int archive_fail(struct tar_reader *r, const char *doing)
 {
-	const char *why = archive_error_string(r->a);
+	const char *why = libarchive.error_string(r->a);
 
 	if (r->entry_no)
 		return entry_fail(r, -EUCLEAN, "%s: %s", doing, why ? why : "unknown error");
@@ -417,8 +416,8 @@ static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_ent
 	n->nxattrs = 0;
 	if (r->b->o.no_xattrs)
 		return 0;
-	archive_entry_xattr_reset(e);
-	while (!ret && archive_entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK) {
+	libarchive.entry_xattr_reset(e);
+	while (!ret && libarchive.entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK) {
 		/* ACLs come from libarchive's own list, below. */
 		if (strncmp(name, "system.posix_acl_", strlen("system.posix_acl_")))
 			ret = xattr_attach(r->b, n, name, value, size, r->entry_path);
@@ -432,16 +431,16 @@ static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_ent
 /* Metadata of the entry into n (whose type is set). */
 static int take_metadata(struct tar_reader *r, struct tnode *n, struct archive_entry *e)
 {
-	int64_t uid = archive_entry_uid(e), gid = archive_entry_gid(e);
-	int64_t sec = archive_entry_mtime_is_set(e) ? archive_entry_mtime(e) : r->b->epoch;
-	long nsec = archive_entry_mtime_is_set(e) ? archive_entry_mtime_nsec(e) : 0;
+	int64_t uid = libarchive.entry_uid(e), gid = libarchive.entry_gid(e);
+	int64_t sec = libarchive.entry_mtime_is_set(e) ? libarchive.entry_mtime(e) : r->b->epoch;
+	long nsec = libarchive.entry_mtime_is_set(e) ? libarchive.entry_mtime_nsec(e) : 0;
 
 	if (uid < 0 || uid > UINT32_MAX || gid < 0 || gid > UINT32_MAX)
 		return entry_fail(r, -EUCLEAN, "owner %lld:%lld out of range",
 				  (long long)uid, (long long)gid);
 	if (nsec < 0 || nsec > 999999999)
 		nsec = 0;
-	n->mode = (n->mode & S_IFMT) | (archive_entry_perm(e) & 07777);
+	n->mode = (n->mode & S_IFMT) | (libarchive.entry_perm(e) & 07777);
 	build_set_owner_time(r->b, n, (uint32_t)uid, (uint32_t)gid, sec, (uint32_t)nsec);
 	return take_xattrs(r, n, e);
 }
@@ -458,7 +457,7 @@ static int spool_data(struct tar_reader *r, struct tnode *n)
 		const void *buf;
 		size_t size;
 		la_int64_t offset;
-		int ret = archive_read_data_block(r->a, &buf, &size, &offset);
+		int ret = libarchive.read_data_block(r->a, &buf, &size, &offset);
 		const char *p = buf;
 
 		if (ret == ARCHIVE_EOF)
@@ -527,9 +526,9 @@ static int make_node(struct tar_reader *r, struct archive_entry *e, uint32_t typ
 		return ret;
 	switch (type) {
 	case S_IFREG:
-		if (archive_entry_size(e) < 0)
+		if (libarchive.entry_size(e) < 0)
 			return entry_fail(r, -EUCLEAN, "negative size");
-		n->size = archive_entry_size_is_set(e) ? (uint64_t)archive_entry_size(e) : 0;
+		n->size = libarchive.entry_size_is_set(e) ? (uint64_t)libarchive.entry_size(e) : 0;
 		n->src_path = strdup(r->entry_path);
 		if (!n->src_path)
 			return err_fail(r->b->err, -ENOMEM, "out of memory");
@@ -537,7 +536,7 @@ static int make_node(struct tar_reader *r, struct archive_entry *e, uint32_t typ
 			return spool_data(r, n);
 		/* Its data stays in the tar: in one piece, where the next
 		 * header's position says (index_previous). */
-		if (archive_entry_sparse_count(e) > 0)
+		if (libarchive.entry_sparse_count(e) > 0)
 			return entry_fail(r, -EUCLEAN, "a sparse file cannot be indexed (its data "
 					  "is not one run in the tar): use --tar=f");
 		n->indexed = true;
@@ -545,7 +544,7 @@ static int make_node(struct tar_reader *r, struct archive_entry *e, uint32_t typ
 		r->unplaced = n;
 		return 0;
 	case S_IFLNK: {
-		const char *target = archive_entry_symlink(e);
+		const char *target = libarchive.entry_symlink(e);
 		size_t len = target ? strlen(target) : 0;
 
 		if (len == 0 || len > 4095)
@@ -559,8 +558,8 @@ static int make_node(struct tar_reader *r, struct archive_entry *e, uint32_t typ
 	}
 	case S_IFCHR:
 	case S_IFBLK:
-		n->rdev_major = (uint32_t)archive_entry_rdevmajor(e);
-		n->rdev_minor = (uint32_t)archive_entry_rdevminor(e);
+		n->rdev_major = (uint32_t)libarchive.entry_rdevmajor(e);
+		n->rdev_minor = (uint32_t)libarchive.entry_rdevminor(e);
 		return 0;
 	default:
 		return 0;
@@ -669,7 +668,7 @@ static int record_whiteout(struct tar_reader *r, struct tnode *dir, const char *
 
 static uint32_t entry_type(struct archive_entry *e)
 {
-	switch (archive_entry_filetype(e)) {
+	switch (libarchive.entry_filetype(e)) {
 	case AE_IFREG: return S_IFREG;
 	case AE_IFDIR: return S_IFDIR;
 	case AE_IFLNK: return S_IFLNK;
@@ -716,7 +715,7 @@ static int add_named(struct tar_reader *r, struct archive_entry *e, const char *
 			return record_whiteout(r, parent, name);
 		whiteout = true;
 	}
-	hardlink = whiteout ? NULL : archive_entry_hardlink(e);
+	hardlink = whiteout ? NULL : libarchive.entry_hardlink(e);
 	if (hardlink) {
 		struct tnode *target;
 
@@ -731,7 +730,7 @@ static int add_named(struct tar_reader *r, struct archive_entry *e, const char *
 		type = S_IFCHR;     /* overlayfs: a 0:0 character device */
 	else if (!type)
 		return entry_fail(r, -EUCLEAN, "an entry of unknown type 0%o",
-				  (unsigned int)archive_entry_filetype(e));
+				  (unsigned int)libarchive.entry_filetype(e));
 	old = name_find(r, parent, name, strlen(name));
 	if (old && S_ISDIR(old->child->mode) && type == S_IFDIR) {
 		old->layer = r->layer;
@@ -760,11 +759,11 @@ static void choose_epoch_from(struct tar_reader *r, struct archive_entry *e)
 
 	memset(&probe, 0, sizeof(probe));
 	build_set_owner_time(r->b, &probe, 0, 0,
-			     archive_entry_mtime_is_set(e) ? archive_entry_mtime(e) : 0,
-			     archive_entry_mtime_is_set(e) &&
-			     archive_entry_mtime_nsec(e) >= 0 &&
-			     archive_entry_mtime_nsec(e) <= 999999999 ?
-			     (uint32_t)archive_entry_mtime_nsec(e) : 0);
+			     libarchive.entry_mtime_is_set(e) ? libarchive.entry_mtime(e) : 0,
+			     libarchive.entry_mtime_is_set(e) &&
+			     libarchive.entry_mtime_nsec(e) >= 0 &&
+			     libarchive.entry_mtime_nsec(e) <= 999999999 ?
+			     (uint32_t)libarchive.entry_mtime_nsec(e) : 0);
 	r->b->epoch = probe.mtime;
 	r->b->fixed_nsec = probe.mtime_nsec;
 	r->b->tree.root->mtime = probe.mtime;
@@ -780,7 +779,7 @@ static int add_entry(struct tar_reader *r, struct archive_entry *e)
 
 	if (!r->epoch_set)
 		choose_epoch_from(r, e);
-	r->entry_path = archive_entry_pathname(e);
+	r->entry_path = libarchive.entry_pathname(e);
 	if (!r->entry_path)
 		return entry_fail(r, -EUCLEAN, "no name (or one that is not valid in this locale)");
 	ret = split_path(r, r->entry_path, &comps, &count);
@@ -1037,7 +1036,7 @@ static la_ssize_t verified_read(struct archive *a, void *ctx, const void **out)
 		got = read(s->fd, s->buf, sizeof(s->buf));
 	while (got < 0 && errno == EINTR);
 	if (got < 0) {
-		archive_set_error(a, errno, "%s", strerror(errno));
+		libarchive.set_error(a, errno, "%s", strerror(errno));
 		return -1;
 	}
 	digest_add(s->digest, s->buf, (size_t)got);
@@ -1060,7 +1059,7 @@ static int open_verified(struct tar_reader *r, const struct tar_layer *l)
 	if (s->fd < 0)
 		return err_fail(r->b->err, errno == ENOENT ? -EUCLEAN : -errno,
 				"%s: cannot open it: %s", r->source, strerror(errno));
-	if (archive_read_open(r->a, s, NULL, verified_read, NULL) != ARCHIVE_OK)
+	if (libarchive.read_open(r->a, s, NULL, verified_read, NULL) != ARCHIVE_OK)
 		return archive_fail(r, "cannot read it");
 	return 0;
 }
@@ -1078,7 +1077,7 @@ static int check_verified(struct tar_reader *r, const struct tar_layer *l)
 		;
 	if (n < 0)
 		return err_fail(r->b->err, -EIO, "%s: reading it: %s", r->source,
-			       archive_error_string(r->a));
+			       libarchive.error_string(r->a));
 	digest_end(s->digest, got);
 	s->digest = NULL;
 	if (s->bytes != l->size)
@@ -1100,7 +1099,7 @@ static void close_archive(struct tar_reader *r)
 	struct verified_stream *s = r->stream;
 
 	if (r->a)
-		archive_read_free(r->a);
+		libarchive.read_free(r->a);
 	r->a = NULL;
 	if (s) {
 		if (s->digest) {
@@ -1117,19 +1116,19 @@ static void close_archive(struct tar_reader *r)
 
 static int open_archive(struct tar_reader *r, const struct tar_layer *l)
 {
-	r->a = archive_read_new();
+	r->a = libarchive.read_new();
 	if (!r->a)
 		return err_fail(r->b->err, -ENOMEM, "out of memory");
 	/* tar in all its dialects, behind any compression libarchive reads;
 	 * nothing else (a zip or cpio is not a layer). */
-	archive_read_support_format_tar(r->a);
-	archive_read_support_format_gnutar(r->a);
-	archive_read_support_filter_all(r->a);
+	libarchive.read_support_format_tar(r->a);
+	libarchive.read_support_format_gnutar(r->a);
+	libarchive.read_support_filter_all(r->a);
 	if (l->verify)
 		return open_verified(r, l);
 	/* Index mode reads headers only and seeks over the data: small reads
 	 * copy less of what is skipped. */
-	if (archive_read_open_filename(r->a, l->path, r->b->o.tar_index ? 1 << 13 : 1 << 16) !=
+	if (libarchive.read_open_filename(r->a, l->path, r->b->o.tar_index ? 1 << 13 : 1 << 16) !=
 	    ARCHIVE_OK)
 		return archive_fail(r, "cannot read it");
 	return 0;
@@ -1160,7 +1159,7 @@ static void reader_free(struct tar_reader *r)
 static int index_previous(struct tar_reader *r)
 {
 	struct tnode *n = r->unplaced;
-	int64_t next = archive_read_header_position(r->a);
+	int64_t next = libarchive.read_header_position(r->a);
 	uint64_t padded = (n ? n->size + 511 : 0) / 512 * 512;
 
 	if (!n)
@@ -1178,7 +1177,7 @@ static int read_entries(struct tar_reader *r)
 	int ret = 0;
 
 	for (;;) {
-		int got = archive_read_next_header(r->a, &e);
+		int got = libarchive.read_next_header(r->a, &e);
 
 		if (got == ARCHIVE_EOF)
 			return index_previous(r) ? -EUCLEAN : r->entry_no || r->may_be_empty ? 0 :
@@ -1190,10 +1189,10 @@ static int read_entries(struct tar_reader *r)
 		r->entry_path = NULL;
 		if (got < ARCHIVE_WARN)
 			return archive_fail(r, r->entry_no == 1 ? "not a tar archive" : "reading its header");
-		if (r->b->o.tar_index && r->entry_no == 1 && archive_filter_count(r->a) > 1)
+		if (r->b->o.tar_index && r->entry_no == 1 && libarchive.filter_count(r->a) > 1)
 			return entry_fail(r, -EUCLEAN, "--tar=i indexes a tar as it is, and this one "
 					  "is compressed (%s): decompress it first, or use --tar=f",
-					  archive_filter_name(r->a, 0));
+					  libarchive.filter_name(r->a, 0));
 		ret = add_entry(r, e);
 		if (ret)
 			return ret;
@@ -1259,6 +1258,8 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 		ret = err_fail(err, -EINVAL, "--tar=i indexes one tar");
 	if (!ret)
 		ret = build_check_options(&b);
+	if (!ret)
+		ret = libarchive_load(err);
 	if (!ret)
 		ret = zbuild_setup(&b);
 	if (ret)

@@ -7,8 +7,6 @@
  * With a mask, the mode's group bits are the mask's, as on any Linux
  * filesystem (libarchive gives the owning group's there).
  */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +14,7 @@
 #include "format/ondisk.h"
 #include "util/error.h"
 #include "write/internal.h"
+#include "write/libarchive.h"
 #include "write/tar_acl.h"
 
 #define ACL_XATTR_VERSION 2u
@@ -53,7 +52,7 @@ static int cmp_item(const void *a, const void *b)
 static int attach_type(struct build *b, struct tnode *n, struct archive_entry *e,
 		       int type, const char *xattr, const char *what)
 {
-	int count = archive_entry_acl_reset(e, type), got_type, perm, tag, id, ret;
+	int count = libarchive.entry_acl_reset(e, type), got_type, perm, tag, id, ret;
 	struct acl_item *items;
 	const char *name;
 	uint8_t *value;
@@ -65,7 +64,7 @@ static int attach_type(struct build *b, struct tnode *n, struct archive_entry *e
 	if (!items)
 		return err_fail(b->err, -ENOMEM, "out of memory");
 	while ((size_t)count > k &&
-	       archive_entry_acl_next(e, type, &got_type, &perm, &tag, &id, &name) == ARCHIVE_OK) {
+	       libarchive.entry_acl_next(e, type, &got_type, &perm, &tag, &id, &name) == ARCHIVE_OK) {
 		for (i = 0; i < sizeof(tags) / sizeof(tags[0]); i++)
 			if (tags[i].archive_tag == tag)
 				break;

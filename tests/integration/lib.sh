@@ -125,6 +125,36 @@ expect_exit() {
 	[ "$got" -eq "$want" ] || fail "expected exit $want, got $got: $*"
 }
 
+# Run CMD with every library of this machine whose ldconfig name matches
+# the awk regular expression RE hidden behind an empty file (in a mount
+# namespace of its own), as on a machine without it:
+#   without_libs RE CMD...
+without_libs() {
+	local re=$1 list
+	shift
+	list=$(mktemp)
+	ldconfig -p | awk -v re="$re" '$1 ~ re { print $NF }' >"$list"
+	[ -s "$list" ] || { rm -f "$list"; fail "no library matches $re on this machine"; }
+	local ret=0
+	unshare -m sh -c 'while read -r l; do mount --bind /dev/null "$(readlink -f "$l")" || exit 99; done <"$1"; shift; exec "$@"' \
+		sh "$list" "$@" || ret=$?
+	rm -f "$list"
+	return $ret
+}
+
+# Fail unless CMD... opens no file whose name matches the grep -E
+# expression RE (strace): a library loaded only when needed stays out.
+opens_none() {
+	local re=$1 trace
+	shift
+	trace=$(mktemp)
+	strace -f -e trace=openat -o "$trace" "$@" >/dev/null || { rm -f "$trace"; fail "failed: $*"; }
+	if grep -E -q "$re" "$trace"; then
+		fail "$* opened $(grep -E -o "[^\"]*($re)[^\"]*" "$trace" | head -1)"
+	fi
+	rm -f "$trace"
+}
+
 # The fixture tree without its 5 GiB sparse file (which only slows down
 # hashing through a mount), and its manifest.
 make_compact_tree() {

@@ -107,6 +107,14 @@ rc=0
 "$E" mkfs --tar out.img no-such.tar 2>err.txt || rc=$?
 [ $rc -ne 0 ] && grep -q "no-such.tar" err.txt || fail "a missing archive: exit $rc, $(cat err.txt)"
 
+note "libarchive is loaded only to read an archive, and its absence is a clear error"
+opens_none libarchive "$E" mkfs -q dir.img "$EROFSKIT_SRC/src/util"
+opens_none libarchive "$E" fsck -q dir.img
+expect_exit 2 without_libs '^libarchive\\.so' "$E" mkfs --tar -q noarchive.img whole.tar 2>err
+grep -q "needs libarchive: libarchive.so.13 (Debian's libarchive13) did not load" err ||
+	fail "no libarchive error: $(cat err)"
+[ ! -e noarchive.img ] || fail "an image was left behind without libarchive"
+
 note "an intact archive still builds"
 "$E" mkfs --tar -q ok.img whole.tar || fail "the intact archive failed"
 "$E" fsck -q ok.img || fail "the intact archive's image is not clean"

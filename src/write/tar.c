@@ -84,6 +84,13 @@ struct tar_reader {
 	struct whiteout *whiteouts; /* the current layer's */
 	size_t nwhiteouts, cap_whiteouts;
 	struct verified_stream *stream;   /* a blob being checked, or NULL */
+	/* Flattening several layers: a first pass (the survey) reads every
+	 * header and no data to learn which entries' files and symlinks are
+	 * still there at the end; the second writes the data of those only
+	 * (sorted keys, layer << 40 | entry number; NULL: all). */
+	bool survey;
+	uint64_t *live;
+	size_t nlive;
 	bool may_be_empty;
 	uint64_t spool_end;
 	bool epoch_set;
@@ -511,6 +518,23 @@ static int write_node(struct tar_reader *r, struct tnode *n)
 	return b->z ? zbuild_add(b, n) : data_write_one(b, n);
 }
 
+static uint64_t entry_key(uint32_t layer, uint64_t entry_no)
+{
+	return (uint64_t)layer << 40 | entry_no;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool is_live(const struct tar_reader *r, uint64_t key)
+{
+	return bsearch(&key, r->live, r->nlive, sizeof(key), cmp_key) != NULL;
+}
+
 /* The node an entry of type `type` becomes, with its type's fields. */
 static int make_node(struct tar_reader *r, struct archive_entry *e, uint32_t type,
 		     struct tnode **out)
@@ -521,6 +545,9 @@ static int make_node(struct tar_reader *r, struct archive_entry *e, uint32_t typ
 	if (!n)
 		return err_fail(r->b->err, -ENOMEM, "out of memory");
 	*out = n;
+	n->tar_entry = entry_key(r->layer, r->entry_no);
+	n->data_dropped = (type == S_IFREG || type == S_IFLNK) &&
+			  (r->survey || (r->live && !is_live(r, n->tar_entry)));
 	ret = take_metadata(r, n, e);
 	if (ret)
 		return ret;
@@ -532,6 +559,8 @@ static int make_node(struct tar_reader *r, struct archive_entry *e, uint32_t typ
 		n->src_path = strdup(r->entry_path);
 		if (!n->src_path)
 			return err_fail(r->b->err, -ENOMEM, "out of memory");
+		if (n->data_dropped)
+			return 0;   /* libarchive skips it */
 		if (!r->b->o.tar_index)
 			return spool_data(r, n);
 		/* Its data stays in the tar: in one piece, where the next
@@ -745,7 +774,7 @@ static int add_named(struct tar_reader *r, struct archive_entry *e, const char *
 		n->parent = parent;
 	if (!ret)
 		ret = name_add(r, parent, name, strlen(name), n);
-	if (!ret && (type == S_IFLNK || (type == S_IFREG && !n->indexed)))
+	if (!ret && (type == S_IFLNK || (type == S_IFREG && !n->indexed)) && !n->data_dropped)
 		ret = write_node(r, n);
 	return ret;
 }
@@ -980,6 +1009,14 @@ static int finish_tree(struct tar_reader *r)
 	if (ret)
 		return ret;
 	tree_drop_unlinked(&b->tree, b->packed_inode);
+	/* The survey and this pass read the same headers the same way. */
+	for (n = b->tree.first; n; n = n->next)
+		if (n->data_dropped)
+			return err_fail(b->err, -EIO, "%s: entry %llu of layer %u was found deleted "
+					"at first and is not the second time: was an archive "
+					"changed while it was read?", n->src_path ? n->src_path : "a symlink",
+					(unsigned long long)(n->tar_entry & ((1ull << 40) - 1)),
+					(unsigned int)(n->tar_entry >> 40) + 1);
 	/* What has no data: its form may still change (a directory's links,
 	 * its xattrs from a later entry). */
 	for (n = b->tree.first; n && !ret; n = n->next) {
@@ -1139,6 +1176,7 @@ static void reader_free(struct tar_reader *r)
 	size_t i;
 
 	close_archive(r);
+	free(r->live);
 	for (i = 0; i < r->n; i++)
 		free(r->v[i].name);
 	free(r->v);
@@ -1233,6 +1271,74 @@ static int read_layer(struct tar_reader *r, const struct tar_layer *l, uint32_t 
 	return ret;
 }
 
+/* The tree's root, and the epoch -T or --mkfs-time fix. */
+static int start_tree(struct tar_reader *r)
+{
+	struct build *b = r->b;
+	struct tnode *root = tree_new_inode(&b->tree);
+
+	if (!root)
+		return err_fail(b->err, -ENOMEM, "out of memory");
+	b->tree.root = root;
+	root->mode = S_IFDIR | 0755;
+	root->parent = root;
+	root->nlink = 1;
+	build_set_owner_time(b, root, 0, 0, 0, 0);
+	if (b->o.timestamp_set || b->o.clamp_mtime) {
+		b->epoch = b->o.timestamp;
+		r->epoch_set = true;
+		root->mtime = b->epoch;
+	}
+	return 0;
+}
+
+/*
+ * The survey: every layer's headers applied as the build will apply them,
+ * no data read, then the entries whose files and symlinks are still named
+ * at the end into *live.  A file a later layer deletes or replaces would
+ * otherwise be in the image for nothing (layers are streams: its data is
+ * written before the deletion is read).  It costs a second decompression
+ * of every layer.
+ */
+static int survey_layers(const struct tar_layer *layers, size_t count, const ek_build_options *opts,
+			 uint64_t **live, size_t *nlive, ek_error *err)
+{
+	struct tar_reader r;
+	struct build b;
+	ek_build_stats local;
+	struct tnode *n;
+	size_t i;
+	int ret;
+
+	memset(&b, 0, sizeof(b));
+	memset(&r, 0, sizeof(r));
+	build_init(&b, opts, NULL, &local, err);
+	r.b = &b;
+	r.flatten = true;
+	r.survey = true;
+	b.no_shared_xattrs = true;
+	ret = build_check_options(&b);
+	if (!ret)
+		ret = start_tree(&r);
+	for (i = 0; i < count && !ret; i++)
+		ret = read_layer(&r, &layers[i], (uint32_t)i);
+	*nlive = 0;
+	for (n = b.tree.first; n && !ret; n = n->next)
+		*nlive += (S_ISREG(n->mode) || S_ISLNK(n->mode)) && n->nlink;
+	*live = ret ? NULL : malloc((*nlive ? *nlive : 1) * sizeof(**live));
+	if (!ret && !*live)
+		ret = err_fail(err, -ENOMEM, "out of memory");
+	*nlive = 0;
+	for (n = b.tree.first; n && !ret; n = n->next)
+		if ((S_ISREG(n->mode) || S_ISLNK(n->mode)) && n->nlink)
+			(*live)[(*nlive)++] = n->tar_entry;
+	if (!ret)
+		qsort(*live, *nlive, sizeof(**live), cmp_key);
+	reader_free(&r);
+	build_cleanup(&b);
+	return ret;
+}
+
 int tar_build_layers(const char *image_path, const struct tar_layer *layers, size_t count,
 		     bool flatten, const ek_build_options *opts, ek_build_stats *stats,
 		     ek_error *err)
@@ -1240,7 +1346,6 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 	struct tar_reader r;
 	struct build b;
 	ek_build_stats local;
-	struct tnode *root;
 	size_t i;
 	int ret = 0;
 
@@ -1260,26 +1365,15 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 		ret = build_check_options(&b);
 	if (!ret)
 		ret = libarchive_load(err);
+	/* One layer deletes nothing it has not written yet. */
+	if (!ret && flatten && count > 1)
+		ret = survey_layers(layers, count, opts, &r.live, &r.nlive, err);
 	if (!ret)
 		ret = zbuild_setup(&b);
-	if (ret)
-		goto out;
-	root = tree_new_inode(&b.tree);
-	if (!root) {
-		ret = err_fail(err, -ENOMEM, "out of memory");
-		goto out;
-	}
-	b.tree.root = root;
-	root->mode = S_IFDIR | 0755;
-	root->parent = root;
-	root->nlink = 1;
-	build_set_owner_time(&b, root, 0, 0, 0, 0);
-	if (b.o.timestamp_set || b.o.clamp_mtime) {
-		b.epoch = b.o.timestamp;
-		r.epoch_set = true;
-		root->mtime = b.epoch;
-	}
-	ret = dedupe_plan_stream(&b);
+	if (!ret)
+		ret = start_tree(&r);
+	if (!ret)
+		ret = dedupe_plan_stream(&b);
 	if (!ret && !b.o.tar_index)     /* index mode keeps no data */
 		ret = open_spool(&b, image_path);
 	if (!ret)
@@ -1294,7 +1388,6 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 		build_count(&b);
 		ret = build_close_image(&b);
 	}
-out:
 	reader_free(&r);
 	build_cleanup(&b);
 	if (b.spool_fd >= 0)

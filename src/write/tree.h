@@ -59,6 +59,9 @@ struct tnode {
 	uint64_t spool_off;        /* ... from here */
 	bool indexed;              /* data in the tar appended to the image ... */
 	uint64_t tar_off;          /* ... from here (tar index mode) */
+	uint64_t tar_entry;        /* tar: the entry that made it (layer << 40 | number) */
+	bool data_dropped;         /* tar: a later layer deletes or replaces it, so its
+	                              data is never written */
 	char *symlink;             /* symlink target */
 	bool has_holes;            /* source file is sparse */
 

@@ -139,6 +139,31 @@ got=$(cd mw && find . -mindepth 1 | sort | tr '\n' ' ')
 	fail "whiteouts applied wrongly: $got"
 kumount mw
 
+note "what later layers delete or replace takes no room in the flattened image"
+head -c 1048576 /dev/urandom >del.bin
+head -c 1048576 /dev/urandom >rep.bin
+head -c 1048576 /dev/urandom >kept.bin
+echo small >rep.new
+tar -cf d1.tar --transform 's,^,x/,' del.bin rep.bin kept.bin
+ln -s del.bin dlink && tar -cf d2.tar --transform 's,^,x/,' dlink && rm dlink
+mkdir -p d3/x && : >d3/x/.wh.del.bin && : >d3/x/.wh.dlink && cp rep.new d3/x/rep.bin
+tar -cf d3.tar -C d3 x
+$OCI fromtars DL dl d1.tar d2.tar d3.tar
+"$E" mkfs --oci DL -q dl.erofs || fail "mkfs --oci of the deleting layers failed"
+size=$(stat -c %s dl.erofs)
+# kept.bin (1 MiB) and metadata; del.bin and the first rep.bin are not there
+[ "$size" -lt $((1048576 + 65536)) ] || fail "the flattened image holds deleted data: $size bytes"
+kmount dl.erofs mdl
+got=$(cd mdl && find . -mindepth 1 | sort | tr '\n' ' ')
+[ "$got" = "./x ./x/kept.bin ./x/rep.bin " ] || fail "deleting layers flattened to: $got"
+cmp mdl/x/kept.bin kept.bin || fail "kept.bin differs"
+cmp mdl/x/rep.bin rep.new || fail "rep.bin is not the later layer's"
+kumount mdl
+"$E" mkfs --oci DL -q --workers 1 dl1.erofs && cmp dl.erofs dl1.erofs ||
+	fail "--workers 1 gave other bytes"
+"$E" mkfs --oci DL -q -zlz4hc dlz.erofs && "$E" fsck -q dlz.erofs ||
+	fail "compressed flattening of the deleting layers"
+
 note "damaged layouts: a clear error, exit 1 (bad data) or 2, no image"
 damaged() {
 	local what=$1 code=$2 msg=$3

@@ -70,6 +70,9 @@ struct layout {
 	json_t *manifest;           /* owns the layers' media type strings */
 	struct descriptor *layers;
 	size_t nlayers;
+	/* The config's rootfs.diff_ids, one per layer (NULL: it names none):
+	 * the digests of the layers' tars, decompressed. */
+	uint8_t (*diff_ids)[DIGEST_SIZE];
 };
 
 static enum blob_kind kind_of(const char *media_type)
@@ -276,6 +279,31 @@ static int choose_manifest(struct layout *l, json_t *index, const char *tag, con
 			"(tags: %s)", l->dir, found, *names ? names : "none");
 }
 
+/* The config's rootfs.diff_ids, if it has them: as many as the manifest
+ * has layers, each a sha256 digest. */
+static int load_diff_ids(struct layout *l, json_t *config, size_t nlayers)
+{
+	json_t *ids = json_object_get(json_object_get(config, "rootfs"), "diff_ids"), *id;
+	size_t i;
+
+	if (!ids)
+		return 0;
+	if (!json_is_array(ids) || json_array_size(ids) != nlayers)
+		return err_fail(l->err, -EUCLEAN, "%s: the image config's rootfs.diff_ids is not "
+				"a list of %zu digests, one for each layer", l->dir, nlayers);
+	l->diff_ids = calloc(nlayers ? nlayers : 1, sizeof(*l->diff_ids));
+	if (!l->diff_ids)
+		return err_fail(l->err, -ENOMEM, "out of memory");
+	json_array_foreach(ids, i, id) {
+		const char *s = json_string_value(id);
+
+		if (!s || strncmp(s, "sha256:", 7) || digest_from_hex(s + 7, l->diff_ids[i]))
+			return err_fail(l->err, -EUCLEAN, "%s: the image config's diff_id %zu is "
+					"not 'sha256:' and 64 lower-case hex digits", l->dir, i + 1);
+	}
+	return 0;
+}
+
 /* The image's manifest: its config checked, its layers listed. */
 static int load_manifest(struct layout *l, const struct descriptor *m)
 {
@@ -290,12 +318,14 @@ static int load_manifest(struct layout *l, const struct descriptor *m)
 			       &config);
 	if (!ret)
 		ret = read_json_blob(l, &config, CONFIG_MAX, &config_json);
+	layers = json_object_get(l->manifest, "layers");
+	if (!ret && !json_is_array(layers))
+		ret = err_fail(l->err, -EUCLEAN, "%s: the manifest has no \"layers\" list", l->dir);
+	if (!ret)
+		ret = load_diff_ids(l, config_json, json_array_size(layers));
 	json_decref(config_json);
 	if (ret)
 		return ret;
-	layers = json_object_get(l->manifest, "layers");
-	if (!json_is_array(layers))
-		return err_fail(l->err, -EUCLEAN, "%s: the manifest has no \"layers\" list", l->dir);
 	l->nlayers = json_array_size(layers);
 	l->layers = calloc(l->nlayers ? l->nlayers : 1, sizeof(*l->layers));
 	if (!l->layers)
@@ -387,6 +417,7 @@ static void close_layout(struct layout *l)
 		close(l->dirfd);
 	json_decref(l->manifest);
 	free(l->layers);
+	free(l->diff_ids);
 }
 
 /* The tar reader's view of layer i; its strings live in names/paths. */
@@ -403,8 +434,11 @@ static void layer_source(const struct layout *l, size_t i, char *name, size_t na
 	t->name = name;
 	t->may_be_empty = true;
 	t->verify = true;
-	memcpy(t->digest, d->digest, DIGEST_SIZE);
-	t->size = d->size;
+	memcpy(t->expect.digest, d->digest, DIGEST_SIZE);
+	t->expect.size = d->size;
+	t->expect.check_diff_id = l->diff_ids != NULL;
+	if (l->diff_ids)
+		memcpy(t->expect.diff_id, l->diff_ids[i], DIGEST_SIZE);
 }
 
 #define LAYER_NAME_MAX 4200

@@ -83,7 +83,7 @@ struct tar_reader {
 	uint32_t layer;             /* 0-based, of the archive being read */
 	struct whiteout *whiteouts; /* the current layer's */
 	size_t nwhiteouts, cap_whiteouts;
-	struct verified_stream *stream;   /* a blob being checked, or NULL */
+	struct tarstream *stream;   /* the archive's bytes (not in index mode) */
 	/* Flattening several layers: a first pass (the survey) reads every
 	 * header and no data to learn which entries' files and symlinks are
 	 * still there at the end; the second writes the data of those only
@@ -1056,103 +1056,19 @@ static int open_spool(struct build *b, const char *image_path)
 	return 0;
 }
 
-/* A layer's blob, read through our own callbacks to hash every byte. */
-struct verified_stream {
-	int fd;
-	struct digest_state *digest;
-	uint64_t bytes;
-	uint8_t buf[1 << 16];
-};
-
-static la_ssize_t verified_read(struct archive *a, void *ctx, const void **out)
-{
-	struct verified_stream *s = ctx;
-	ssize_t got;
-
-	do
-		got = read(s->fd, s->buf, sizeof(s->buf));
-	while (got < 0 && errno == EINTR);
-	if (got < 0) {
-		libarchive.set_error(a, errno, "%s", strerror(errno));
-		return -1;
-	}
-	digest_add(s->digest, s->buf, (size_t)got);
-	s->bytes += (uint64_t)got;
-	*out = s->buf;
-	return got;
-}
-
-static int open_verified(struct tar_reader *r, const struct tar_layer *l)
-{
-	struct verified_stream *s = calloc(1, sizeof(*s));
-
-	if (!s || !(s->digest = digest_begin())) {
-		free(s);
-		return err_fail(r->b->err, -ENOMEM, "out of memory");
-	}
-	r->stream = s;
-	s->fd = l->path ? open(l->path, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
-	/* A blob its manifest names and the layout lacks is a broken layout. */
-	if (s->fd < 0)
-		return err_fail(r->b->err, errno == ENOENT ? -EUCLEAN : -errno,
-				"%s: cannot open it: %s", r->source, strerror(errno));
-	if (libarchive.read_open(r->a, s, NULL, verified_read, NULL) != ARCHIVE_OK)
-		return archive_fail(r, "cannot read it");
-	return 0;
-}
-
-/* The archive has ended: the rest of the blob (the tar's padding) counts
- * too, then its size and digest must be the manifest's. */
-static int check_verified(struct tar_reader *r, const struct tar_layer *l)
-{
-	struct verified_stream *s = r->stream;
-	uint8_t got[DIGEST_SIZE];
-	const void *unused;
-	la_ssize_t n;
-
-	while ((n = verified_read(r->a, s, &unused)) > 0)
-		;
-	if (n < 0)
-		return err_fail(r->b->err, -EIO, "%s: reading it: %s", r->source,
-			       libarchive.error_string(r->a));
-	digest_end(s->digest, got);
-	s->digest = NULL;
-	if (s->bytes != l->size)
-		return err_fail(r->b->err, -EUCLEAN, "%s: %llu bytes, where its descriptor says %llu",
-				r->source, (unsigned long long)s->bytes,
-				(unsigned long long)l->size);
-	if (memcmp(got, l->digest, DIGEST_SIZE)) {
-		char hex[2 * DIGEST_SIZE + 1];
-
-		digest_to_hex(got, hex);
-		return err_fail(r->b->err, -EUCLEAN, "%s: its content's digest is sha256:%s, "
-				"not the one its descriptor names", r->source, hex);
-	}
-	return 0;
-}
-
 static void close_archive(struct tar_reader *r)
 {
-	struct verified_stream *s = r->stream;
-
 	if (r->a)
 		libarchive.read_free(r->a);
 	r->a = NULL;
-	if (s) {
-		if (s->digest) {
-			uint8_t ignored[DIGEST_SIZE];
-
-			digest_end(s->digest, ignored);
-		}
-		if (s->fd >= 0)
-			close(s->fd);
-		free(s);
-	}
+	tarstream_close(r->stream);
 	r->stream = NULL;
 }
 
 static int open_archive(struct tar_reader *r, const struct tar_layer *l)
 {
+	int ret;
+
 	r->a = libarchive.read_new();
 	if (!r->a)
 		return err_fail(r->b->err, -ENOMEM, "out of memory");
@@ -1161,14 +1077,18 @@ static int open_archive(struct tar_reader *r, const struct tar_layer *l)
 	libarchive.read_support_format_tar(r->a);
 	libarchive.read_support_format_gnutar(r->a);
 	libarchive.read_support_filter_all(r->a);
-	if (l->verify)
-		return open_verified(r, l);
 	/* Index mode reads headers only and seeks over the data: small reads
 	 * copy less of what is skipped. */
-	if (libarchive.read_open_filename(r->a, l->path, r->b->o.tar_index ? 1 << 13 : 1 << 16) !=
-	    ARCHIVE_OK)
-		return archive_fail(r, "cannot read it");
-	return 0;
+	if (r->b->o.tar_index) {
+		if (libarchive.read_open_filename(r->a, l->path, 1 << 13) != ARCHIVE_OK)
+			return archive_fail(r, "cannot read it");
+		return 0;
+	}
+	ret = tarstream_open(l->path, r->source, l->verify ? &l->expect : NULL, &r->stream,
+			     r->b->err);
+	if (!ret && libarchive.read_open(r->a, r->stream, NULL, tarstream_read, NULL) != ARCHIVE_OK)
+		ret = archive_fail(r, "cannot read it");
+	return ret;
 }
 
 static void reader_free(struct tar_reader *r)
@@ -1252,15 +1172,12 @@ static int read_layer(struct tar_reader *r, const struct tar_layer *l, uint32_t 
 	ret = open_archive(r, l);
 	if (!ret)
 		ret = read_entries(r);
-	if (l->verify && r->stream && r->stream->fd >= 0) {
+	if (r->stream) {
 		/* A blob that is not what its digest names says so first,
 		 * whatever reading it tripped on. */
-		ek_error first = *r->b->err;
-		int checked = check_verified(r, l);
+		int checked = tarstream_finish(r->stream, ret != 0, r->b->err);
 
-		if (ret && !checked)
-			*r->b->err = first;
-		else
+		if (checked)
 			ret = checked;
 	}
 	close_archive(r);

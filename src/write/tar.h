@@ -10,16 +10,17 @@
 
 #include "erofskit/build.h"
 #include "util/digest.h"
+#include "write/tarstream.h"
 
 struct tar_layer {
 	const char *path;             /* NULL: standard input */
 	const char *name;             /* what messages call it; NULL: path */
 	bool may_be_empty;            /* an archive of no entries is no error */
-	/* A blob named by its digest: the file's SHA-256 and size are
-	 * checked as it is read, and a mismatch fails the build. */
+	/* A blob named by its digest (an OCI layer): its size and SHA-256,
+	 * and the SHA-256 of the tar it holds if expect says, are checked as
+	 * it is read; a mismatch fails the build. */
 	bool verify;
-	uint8_t digest[DIGEST_SIZE];
-	uint64_t size;
+	struct tarstream_expect expect;
 };
 
 /*

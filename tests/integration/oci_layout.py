@@ -13,7 +13,8 @@
     oci_layout.py break DEST WHAT
         Damage the (not nested) layout DEST one way: flip-layer,
         grow-layer, flip-manifest, traversal-digest, sha512-digest,
-        missing-layer, bad-json, bad-layer-type, no-oci-layout.
+        missing-layer, bad-json, bad-layer-type, bad-diff-id (the config
+        names another tar for the last layer), no-oci-layout.
 """
 import gzip
 import hashlib
@@ -111,12 +112,14 @@ def remake(src_ref, dest, codecs, nested):
 
 def from_tars(dest, tag, tars):
     os.makedirs(dest, exist_ok=True)
-    layers = []
+    layers, diff_ids = [], []
     for t in tars:
         with open(t, "rb") as f:
-            layers.append(put(dest, f.read(), LAYER))
+            data = f.read()
+        layers.append(put(dest, data, LAYER))
+        diff_ids.append("sha256:" + hashlib.sha256(plain_tar(data)).hexdigest())
     config = put_json(dest, {"architecture": ARCH, "os": "linux", "rootfs": {
-        "type": "layers", "diff_ids": []}}, "application/vnd.oci.image.config.v1+json")
+        "type": "layers", "diff_ids": diff_ids}}, "application/vnd.oci.image.config.v1+json")
     manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
                 "config": config, "layers": layers}
     write_layout(dest, put_json(dest, manifest, manifest["mediaType"]), tag)
@@ -159,6 +162,13 @@ def damage(dest, what):
         top["digest"] = "sha256:../../../../etc/passwd"
     elif what == "sha512-digest":
         top["digest"] = "sha512:" + "ab" * 64
+    elif what == "bad-diff-id":
+        config = read_json(dest, manifest["config"]["digest"])
+        last = config["rootfs"]["diff_ids"][-1]
+        config["rootfs"]["diff_ids"][-1] = last[:-1] + ("0" if last[-1] != "0" else "1")
+        manifest["config"] = put_json(dest, config, manifest["config"]["mediaType"])
+        desc = put_json(dest, manifest, manifest["mediaType"])
+        top.update(digest=desc["digest"], size=desc["size"])
     elif what == "bad-layer-type":
         layer["mediaType"] = "application/vnd.example.not-a-layer"
         desc = put_json(dest, manifest, manifest["mediaType"])

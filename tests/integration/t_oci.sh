@@ -183,6 +183,7 @@ damaged sha512-digest 1 "only sha256 digests are supported"
 damaged missing-layer 1 "layer 3 of 3"
 damaged bad-json 1 "index.json: not valid JSON"
 damaged bad-layer-type 1 "layer 3 is a 'application/vnd.example.not-a-layer'"
+damaged bad-diff-id 1 "layer 3 of 3 (sha256:.*its tar's digest is sha256:.*the image config names (diff_id)"
 damaged no-oci-layout 2 "not an OCI image layout"
 
 note "--oci-layers with a bad last layer leaves none of the others"

@@ -113,6 +113,15 @@ for z in "gzip -n" "zstd -q" "xz" "bzip2" "lz4 -q"; do
 done
 gzip -n <gnu-gnu.tar >s.tar.gz
 PLAIN=gnu-gnu.tar check s.tar.gz "gzip on standard input" -
+# gzip of several members (pigz --independent, cat a.gz b.gz), then zeros
+# after the last member (which gzip -d ignores): the tar they hold
+half=$(( $(stat -c %s gnu-gnu.tar) / 2 ))
+{ head -c $half gnu-gnu.tar | gzip -n; tail -c +$((half + 1)) gnu-gnu.tar | gzip -n
+  head -c 1024 /dev/zero; } >m.tar.gz
+PLAIN=gnu-gnu.tar check m.tar.gz "gzip of two members and trailing zeros"
+# zstd of two frames
+{ head -c $half gnu-gnu.tar | zstd -q; tail -c +$((half + 1)) gnu-gnu.tar | zstd -q; } >m.tar.zst
+PLAIN=gnu-gnu.tar check m.tar.zst "zstd of two frames" -
 
 note "compressed images: -zlz4hc with fragments and dedupe, -zzstd with tail packing"
 check gnu-posix.tar "-zlz4hc -Efragments,dedupe" -zlz4hc -Efragments,dedupe

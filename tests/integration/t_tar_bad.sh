@@ -99,6 +99,16 @@ PY
 bad bad.tar.gz "bad.tar.gz"
 zstd -q <whole.tar | head -c 200 >cut.tar.zst
 bad cut.tar.zst "cut.tar.zst"
+# gzip cut short, and one whose checksum (the trailer's CRC) is wrong
+head -c $(( $(stat -c %s good.tar.gz) - 20 )) good.tar.gz >cut.tar.gz
+bad cut.tar.gz "cut.tar.gz"
+python3 - good.tar.gz crc.tar.gz <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+d[-8] ^= 1
+open(sys.argv[2], "wb").write(bytes(d))
+PY
+bad crc.tar.gz "crc.tar.gz"
 head -c 10000 /dev/urandom >noise.bin
 bad noise.bin "noise.bin"
 : >empty.tar

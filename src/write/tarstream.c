@@ -1,0 +1,338 @@
+/* An archive's bytes on their way to libarchive; see tarstream.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <isa-l/igzip_lib.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "util/error.h"
+#include "write/tarstream.h"
+
+#define IN_CAP (256u << 10)
+#define OUT_CAP (256u << 10)
+
+enum stored_as { STORED_PLAIN, STORED_GZIP, STORED_ZSTD };
+
+struct tarstream {
+	int fd;
+	const char *name;
+	enum stored_as form;
+	uint8_t *in;                  /* bytes as stored: in[pos, len) not yet used */
+	size_t pos, len;
+	bool in_ended;                /* the file has no more */
+	bool tar_ended;               /* the compressed stream has no more */
+	uint8_t *out;                 /* decompressed */
+	struct inflate_state *gz;
+	ZSTD_DStream *zs;
+	size_t zs_left;               /* zstd: 0 at the end of a frame */
+	bool pending;                 /* the decoder filled out[]: it may hold more */
+	bool failed;                  /* a read or decoding error (why) */
+	char why[256];
+	bool checking;
+	struct tarstream_expect x;
+	struct digest_state *blob;    /* over the bytes as stored */
+	struct digest_state *tar;     /* over the decompressed bytes */
+	uint64_t stored_bytes;
+};
+
+static la_ssize_t fail_read(struct archive *a, struct tarstream *s, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Also what tarstream_finish() says when the archive did not. */
+static la_ssize_t fail_read(struct archive *a, struct tarstream *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->why, sizeof(s->why), fmt, ap);
+	va_end(ap);
+	s->failed = true;
+	if (a)
+		libarchive.set_error(a, EILSEQ, "%s", s->why);
+	return -1;
+}
+
+/* More of the file into in[] (which the caller has used up). */
+static int refill(struct tarstream *s)
+{
+	ssize_t got;
+
+	s->pos = s->len = 0;
+	if (s->in_ended)
+		return 0;
+	do
+		got = read(s->fd, s->in, IN_CAP);
+	while (got < 0 && errno == EINTR);
+	if (got < 0) {
+		snprintf(s->why, sizeof(s->why), "%s", strerror(errno));
+		s->failed = true;
+		return -1;
+	}
+	if (got == 0)
+		s->in_ended = true;
+	if (s->blob)
+		digest_add(s->blob, s->in, (size_t)got);
+	s->stored_bytes += (uint64_t)got;
+	s->len = (size_t)got;
+	return 0;
+}
+
+static bool starts_gzip(const uint8_t *p, size_t n)
+{
+	return n >= 3 && p[0] == 0x1f && p[1] == 0x8b && p[2] == 8;
+}
+
+static bool starts_zstd(const uint8_t *p, size_t n)
+{
+	return n >= 4 && p[0] == 0x28 && p[1] == 0xb5 && p[2] == 0x2f && p[3] == 0xfd;
+}
+
+/* A gzip member has ended: another may follow (gzip -c a b, pigz), or
+ * the stream ends (what follows, if anything, is not gzip: as gzip
+ * itself, it is left alone). */
+static int next_member(struct tarstream *s)
+{
+	if (s->pos == s->len && refill(s))
+		return -1;
+	if (!starts_gzip(s->in + s->pos, s->len - s->pos)) {
+		s->tar_ended = true;
+		return 0;
+	}
+	isal_inflate_reset(s->gz);
+	s->gz->crc_flag = ISAL_GZIP;
+	return 0;
+}
+
+/* Decompress into out[]: how much, 0 at the end, -1 on an error. */
+static la_ssize_t inflate_some(struct archive *a, struct tarstream *s)
+{
+	while (!s->tar_ended) {
+		int ret;
+
+		if (s->pos == s->len && !s->pending) {
+			if (refill(s))
+				return fail_read(a, s, "%s", s->why);
+			if (s->in_ended)
+				return fail_read(a, s, "the gzip stream is cut short");
+		}
+		s->gz->next_in = s->in + s->pos;
+		s->gz->avail_in = (uint32_t)(s->len - s->pos);
+		s->gz->next_out = s->out;
+		s->gz->avail_out = OUT_CAP;
+		ret = isal_inflate(s->gz);
+		s->pos = s->len - s->gz->avail_in;
+		s->pending = !s->gz->avail_out;
+		if (ret != ISAL_DECOMP_OK)
+			return fail_read(a, s, "gzip: %s (ISA-L %d)",
+					 ret == ISAL_INCORRECT_CHECKSUM ? "a checksum does not match" :
+					 "not a valid stream", ret);
+		if (s->gz->block_state == ISAL_BLOCK_FINISH && next_member(s))
+			return fail_read(a, s, "%s", s->why);
+		if (s->gz->avail_out < OUT_CAP)
+			return (la_ssize_t)(OUT_CAP - s->gz->avail_out);
+	}
+	return 0;
+}
+
+static la_ssize_t unzstd_some(struct archive *a, struct tarstream *s)
+{
+	while (!s->tar_ended) {
+		ZSTD_inBuffer in;
+		ZSTD_outBuffer out = { s->out, OUT_CAP, 0 };
+
+		if (s->pos == s->len && !s->pending) {
+			if (refill(s))
+				return fail_read(a, s, "%s", s->why);
+			if (s->in_ended) {
+				if (s->zs_left)
+					return fail_read(a, s, "the zstd stream is cut short");
+				s->tar_ended = true;
+				break;
+			}
+		}
+		in = (ZSTD_inBuffer){ s->in + s->pos, s->len - s->pos, 0 };
+		s->zs_left = ZSTD_decompressStream(s->zs, &out, &in);
+		s->pos += in.pos;
+		s->pending = out.pos == out.size;
+		if (ZSTD_isError(s->zs_left))
+			return fail_read(a, s, "zstd: %s", ZSTD_getErrorName(s->zs_left));
+		if (out.pos)
+			return (la_ssize_t)out.pos;
+	}
+	return 0;
+}
+
+la_ssize_t tarstream_read(struct archive *a, void *ctx, const void **out)
+{
+	struct tarstream *s = ctx;
+	la_ssize_t n;
+
+	if (s->failed)
+		return fail_read(a, s, "%s", s->why);
+	switch (s->form) {
+	case STORED_GZIP:
+		n = inflate_some(a, s);
+		*out = s->out;
+		break;
+	case STORED_ZSTD:
+		n = unzstd_some(a, s);
+		*out = s->out;
+		break;
+	default:
+		if (s->pos == s->len && refill(s))
+			return fail_read(a, s, "%s", s->why);
+		n = (la_ssize_t)(s->len - s->pos);
+		*out = s->in + s->pos;
+		s->pos = s->len;
+		break;
+	}
+	if (n > 0 && s->tar)
+		digest_add(s->tar, *out, (size_t)n);
+	return n;
+}
+
+static int start(struct tarstream *s, const char *path, const struct tarstream_expect *x,
+		 ek_error *err)
+{
+	s->fd = path ? open(path, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
+	/* A blob its manifest names and the layout lacks is a broken layout. */
+	if (s->fd < 0)
+		return err_fail(err, errno == ENOENT && x ? -EUCLEAN : -errno,
+				"%s: cannot open it: %s", s->name, strerror(errno));
+	s->in = malloc(IN_CAP);
+	if (!s->in)
+		return err_fail(err, -ENOMEM, "out of memory");
+	if (x) {
+		s->checking = true;
+		s->x = *x;
+		s->blob = digest_begin();
+		s->tar = x->check_diff_id ? digest_begin() : NULL;
+		if (!s->blob || (x->check_diff_id && !s->tar))
+			return err_fail(err, -ENOMEM, "out of memory");
+	}
+	if (refill(s))
+		return err_fail(err, -EIO, "%s: reading it: %s", s->name, s->why);
+	if (starts_gzip(s->in, s->len)) {
+		s->form = STORED_GZIP;
+		s->gz = malloc(sizeof(*s->gz));
+		if (s->gz) {
+			isal_inflate_init(s->gz);
+			s->gz->crc_flag = ISAL_GZIP;
+		}
+	} else if (starts_zstd(s->in, s->len)) {
+		s->form = STORED_ZSTD;
+		s->zs = ZSTD_createDStream();
+	}
+	if (s->form != STORED_PLAIN && (!(s->out = malloc(OUT_CAP)) || (!s->gz && !s->zs)))
+		return err_fail(err, -ENOMEM, "out of memory");
+	/* A plain tar's digest is the blob's. */
+	if (s->form == STORED_PLAIN && s->tar) {
+		uint8_t ignored[DIGEST_SIZE];
+
+		digest_end(s->tar, ignored);
+		s->tar = NULL;
+	}
+	return 0;
+}
+
+int tarstream_open(const char *path, const char *name, const struct tarstream_expect *x,
+		   struct tarstream **out, ek_error *err)
+{
+	struct tarstream *s = calloc(1, sizeof(*s));
+	int ret;
+
+	*out = NULL;
+	if (!s)
+		return err_fail(err, -ENOMEM, "out of memory");
+	s->name = name;
+	s->fd = -1;
+	ret = start(s, path, x, err);
+	if (ret)
+		tarstream_close(s);
+	else
+		*out = s;
+	return ret;
+}
+
+/* "NAME: its content's digest is sha256:HEX, not the one its descriptor
+ * names" */
+static int compare(const struct tarstream *s, const uint8_t *got, const uint8_t *want,
+		   const char *what, const char *named_by, ek_error *err)
+{
+	char hex[2 * DIGEST_SIZE + 1];
+
+	if (!memcmp(got, want, DIGEST_SIZE))
+		return 0;
+	digest_to_hex(got, hex);
+	return err_fail(err, -EUCLEAN, "%s: %s digest is sha256:%s, not the one %s", s->name,
+			what, hex, named_by);
+}
+
+int tarstream_finish(struct tarstream *s, bool archive_failed, ek_error *err)
+{
+	uint8_t blob[DIGEST_SIZE], tar[DIGEST_SIZE];
+	const void *unused;
+	bool tar_whole = !archive_failed && !s->failed, trailer_bad = false;
+
+	/* The rest of the compressed stream: the tar's padding, and the
+	 * trailer whose checksum covers all of it (a stream cut there or
+	 * damaged is bad input even though the tar ended before); a tar
+	 * that did not decode has nothing more to tell. */
+	while (tar_whole && s->form != STORED_PLAIN && !s->tar_ended) {
+		if (tarstream_read(NULL, s, &unused) < 0) {
+			tar_whole = false;
+			trailer_bad = true;
+		}
+	}
+	/* The rest of the file (also what a writer to a pipe may still
+	 * send), which a blob's digest covers. */
+	while (!s->in_ended)
+		if (refill(s))
+			return err_fail(err, -EIO, "%s: reading it: %s", s->name, s->why);
+	if (s->checking) {
+		digest_end(s->blob, blob);
+		s->blob = NULL;
+		if (s->stored_bytes != s->x.size)
+			return err_fail(err, -EUCLEAN, "%s: %llu bytes, where its descriptor says %llu",
+					s->name, (unsigned long long)s->stored_bytes,
+					(unsigned long long)s->x.size);
+		if (compare(s, blob, s->x.digest, "its content's", "its descriptor names", err))
+			return -EUCLEAN;
+	}
+	if (trailer_bad)
+		return err_fail(err, -EUCLEAN, "%s: after the end of the archive: %s", s->name,
+				s->why);
+	if (!s->checking || !s->x.check_diff_id || !tar_whole)
+		return 0;
+	if (s->tar) {
+		digest_end(s->tar, tar);
+		s->tar = NULL;
+	} else {
+		memcpy(tar, blob, DIGEST_SIZE);
+	}
+	return compare(s, tar, s->x.diff_id, "its tar's", "the image config names (diff_id)",
+		       err) ? -EUCLEAN : 0;
+}
+
+void tarstream_close(struct tarstream *s)
+{
+	uint8_t ignored[DIGEST_SIZE];
+
+	if (!s)
+		return;
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->blob)
+		digest_end(s->blob, ignored);
+	if (s->tar)
+		digest_end(s->tar, ignored);
+	ZSTD_freeDStream(s->zs);
+	free(s->gz);
+	free(s->out);
+	free(s->in);
+	free(s);
+}

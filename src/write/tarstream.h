@@ -1,0 +1,44 @@
+/*
+ * An archive's bytes on their way to libarchive (tarstream.c): read from a
+ * file or standard input in large pieces; gzip and zstd decompressed here
+ * (ISA-L's inflate takes 0.6 of the time of zlib's, which libarchive would
+ * use, on the root filesystem's .tar.gz), any other compression left to
+ * libarchive; and, for an OCI layer, the blob's size and digest over the
+ * bytes as stored and its diff_id over the tar they hold, checked at the
+ * end.
+ */
+#ifndef EK_WRITE_TARSTREAM_H
+#define EK_WRITE_TARSTREAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "erofskit/erofskit.h"
+#include "util/digest.h"
+#include "write/libarchive.h"
+
+/* What a blob must be (an OCI layer's descriptor and config). */
+struct tarstream_expect {
+	uint8_t digest[DIGEST_SIZE];    /* of the bytes as stored */
+	uint64_t size;
+	bool check_diff_id;
+	uint8_t diff_id[DIGEST_SIZE];   /* of the tar, decompressed */
+};
+
+struct tarstream;
+
+/* path NULL: standard input.  name: what messages call it.  x: NULL, or
+ * what tarstream_finish() checks.  -errno with err filled (a missing
+ * blob: -EUCLEAN). */
+int tarstream_open(const char *path, const char *name, const struct tarstream_expect *x,
+		   struct tarstream **out, ek_error *err);
+/* libarchive's read callback (ctx: the stream). */
+la_ssize_t tarstream_read(struct archive *a, void *ctx, const void **out);
+/* The archive has ended (or failed: archive_failed): with expectations,
+ * the rest of the blob is read and its size, digest and diff_id compared;
+ * a blob that is not the one named is the error to report, before any
+ * the archive met. */
+int tarstream_finish(struct tarstream *s, bool archive_failed, ek_error *err);
+void tarstream_close(struct tarstream *s);
+
+#endif

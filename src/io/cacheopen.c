@@ -14,6 +14,7 @@
 
 #include "io/blockcache.h"
 #include "util/error.h"
+#include "util/path.h"
 
 /* mkdir -p, for the default under $XDG_CACHE_HOME. */
 static int make_dirs(const char *path)
@@ -129,9 +130,7 @@ static int open_files(struct cache_io *c, const char *dir, const char *identity)
 /* No directory: a private unnamed file, gone when the image closes. */
 static int open_private(struct cache_io *c)
 {
-	const char *tmp = getenv("TMPDIR");
-
-	c->data_fd = open(tmp && *tmp ? tmp : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	c->data_fd = path_scratch_file(NULL);
 	if (c->data_fd < 0 || ftruncate(c->data_fd, (off_t)c->base.size))
 		return -errno;
 	c->map = mmap(NULL, c->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -1,7 +1,6 @@
 /* What every libcurl handle of erofskit shares, and libcurl itself,
  * loaded on first use. */
 #include <errno.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,31 +28,23 @@ static const struct dynlib_symbol symbols[] = {
 /* Debian's libcurl4 (OpenSSL), then libcurl3-gnutls: the same API. */
 static const char *const sonames[] = { "libcurl.so.4", "libcurl-gnutls.so.4" };
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static char init_error[512];
-
 /* libcurl cannot be unloaded once initialised: it stays. */
-static void init_once(void)
+static int global_init(char *why, size_t size)
 {
-	char why[400];
-	CURLcode e;
+	CURLcode e = libcurl.global_init(CURL_GLOBAL_DEFAULT);
 
-	if (dynlib_load(sonames, sizeof(sonames) / sizeof(sonames[0]), "libcurl4", symbols,
-			sizeof(symbols) / sizeof(symbols[0]), &libcurl, why, sizeof(why))) {
-		snprintf(init_error, sizeof(init_error), "images at URLs need libcurl: %s", why);
-		return;
-	}
-	e = libcurl.global_init(CURL_GLOBAL_DEFAULT);
-	if (e != CURLE_OK)
-		snprintf(init_error, sizeof(init_error), "libcurl: %s", libcurl.easy_strerror(e));
+	if (e == CURLE_OK)
+		return 0;
+	snprintf(why, size, "its global init failed: %s", libcurl.easy_strerror(e));
+	return -1;
 }
+
+static struct dynlib lib = DYNLIB_INIT("images at URLs need libcurl", "libcurl4", sonames,
+				       symbols, &libcurl, global_init);
 
 int curlx_init(ek_error *err)
 {
-	pthread_once(&once, init_once);
-	if (init_error[0])
-		return err_fail(err, -EIO, "%s", init_error);
-	return 0;
+	return dynlib_use(&lib, err);
 }
 
 void curlx_conf_from(struct curlx_conf *conf, const ek_http_options *o)

@@ -8,7 +8,10 @@
 #ifndef EK_UTIL_DYNLIB_H
 #define EK_UTIL_DYNLIB_H
 
+#include <pthread.h>
 #include <stddef.h>
+
+#include "erofskit/erofskit.h"
 
 struct dynlib_symbol {
 	const char *name;
@@ -19,14 +22,37 @@ struct dynlib_symbol {
  * symbol is prefix##name. */
 #define DYNLIB_SYMBOL(type, prefix, name) { prefix #name, offsetof(type, name) }
 
+/* One library: what to load, where its functions go, and (filled by
+ * dynlib_use) how loading went.  Define it statically with DYNLIB_INIT. */
+struct dynlib {
+	const char *purpose;              /* "tar input needs libarchive" */
+	const char *package;              /* Debian's package that has it */
+	const char *const *sonames;       /* tried in order */
+	size_t nsonames;
+	const struct dynlib_symbol *symbols;
+	size_t nsymbols;
+	void *table;
+	/* Optional: once loaded, set the library up (libcurl's global
+	 * init); 0, or -1 with why filled. */
+	int (*setup)(char *why, size_t size);
+
+	pthread_mutex_t lock;
+	int state;                        /* 0 not tried, 1 usable, -1 failed */
+	char error[512];
+};
+
+#define DYNLIB_INIT(purpose_, package_, sonames_, symbols_, table_, setup_)       \
+	{ .purpose = (purpose_), .package = (package_),                           \
+	  .sonames = (sonames_), .nsonames = sizeof(sonames_) / sizeof((sonames_)[0]), \
+	  .symbols = (symbols_), .nsymbols = sizeof(symbols_) / sizeof((symbols_)[0]), \
+	  .table = (table_), .setup = (setup_), .lock = PTHREAD_MUTEX_INITIALIZER }
+
 /*
- * Load the first of sonames[0..nsonames) that loads and fill table from
- * it; 0, or -1 with why (what a user needs: the library's name, the
- * package `package` that has it, and why it did not load) filled.  The
- * library stays loaded for the life of the process.
+ * Load lib on its first call (by any thread) and say how that went on
+ * every call: 0, or -EIO with err saying what a user needs (the purpose,
+ * the library and its package, why it did not load).  A library loaded
+ * stays for the life of the process.
  */
-int dynlib_load(const char *const *sonames, size_t nsonames, const char *package,
-		const struct dynlib_symbol *symbols, size_t nsymbols, void *table,
-		char *why, size_t why_size);
+int dynlib_use(struct dynlib *lib, ek_error *err);
 
 #endif

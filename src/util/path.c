@@ -1,5 +1,6 @@
-/* Path strings. */
+/* Paths: their strings, and where a scratch file goes. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,4 +30,14 @@ int path_split(const char *rel, char *parent, size_t size, const char **name)
 	parent[len] = '\0';
 	*name = slash ? slash + 1 : rel;
 	return 0;
+}
+
+int path_scratch_file(const char *dir)
+{
+	const char *tmp = getenv("TMPDIR");
+	int fd = dir ? open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) : -1;
+
+	if (fd < 0)
+		fd = open(tmp && *tmp ? tmp : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	return fd;
 }

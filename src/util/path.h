@@ -1,4 +1,4 @@
-/* Path strings. */
+/* Paths: their strings, and where a scratch file goes. */
 #ifndef EK_UTIL_PATH_H
 #define EK_UTIL_PATH_H
 
@@ -9,5 +9,9 @@ char *path_join(const char *dir, const char *name);
 /* The directory part of a relative path (into parent[size]) and its last
  * name; -ENAMETOOLONG when the directory part does not fit. */
 int path_split(const char *rel, char *parent, size_t size, const char **name);
+/* An unnamed file for scratch (O_TMPFILE, read-write), gone when closed:
+ * in dir when given and it can hold one, else in $TMPDIR or /tmp.  The
+ * fd, or -1 with errno set. */
+int path_scratch_file(const char *dir);
 
 #endif

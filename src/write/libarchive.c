@@ -1,10 +1,5 @@
 /* libarchive, loaded on first use; see libarchive.h. */
-#include <errno.h>
-#include <pthread.h>
-#include <stdio.h>
-
 #include "util/dynlib.h"
-#include "util/error.h"
 #include "write/libarchive.h"
 
 struct libarchive_api libarchive;
@@ -27,22 +22,10 @@ static const struct dynlib_symbol symbols[] = {
 
 static const char *const sonames[] = { "libarchive.so.13" };
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static char load_error[512];
-
-static void load_once(void)
-{
-	char why[400];
-
-	if (dynlib_load(sonames, sizeof(sonames) / sizeof(sonames[0]), "libarchive13", symbols,
-			sizeof(symbols) / sizeof(symbols[0]), &libarchive, why, sizeof(why)))
-		snprintf(load_error, sizeof(load_error), "tar input needs libarchive: %s", why);
-}
+static struct dynlib lib = DYNLIB_INIT("tar input needs libarchive", "libarchive13", sonames,
+					 symbols, &libarchive, NULL);
 
 int libarchive_load(ek_error *err)
 {
-	pthread_once(&once, load_once);
-	if (load_error[0])
-		return err_fail(err, -EIO, "%s", load_error);
-	return 0;
+	return dynlib_use(&lib, err);
 }

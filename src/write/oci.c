@@ -420,16 +420,21 @@ static void close_layout(struct layout *l)
 	free(l->diff_ids);
 }
 
-/* The tar reader's view of layer i; its strings live in names/paths. */
-static void layer_source(const struct layout *l, size_t i, char *name, size_t name_size,
-			 char *path, size_t path_size, struct tar_layer *t)
+/* The tar reader's view of layer i, its name and path newly allocated
+ * (free them with layer_source_free); -ENOMEM. */
+static int layer_source(const struct layout *l, size_t i, struct tar_layer *t)
 {
 	const struct descriptor *d = &l->layers[i];
+	char *name = NULL, *path = NULL;
 
-	snprintf(name, name_size, "%s: layer %zu of %zu (sha256:%.12s)", l->dir, i + 1,
-		 l->nlayers, d->hex);
-	snprintf(path, path_size, "%s/blobs/sha256/%s", l->dir, d->hex);
 	memset(t, 0, sizeof(*t));
+	if (asprintf(&name, "%s: layer %zu of %zu (sha256:%.12s)", l->dir, i + 1, l->nlayers,
+		     d->hex) < 0)
+		return -ENOMEM;
+	if (asprintf(&path, "%s/blobs/sha256/%s", l->dir, d->hex) < 0) {
+		free(name);
+		return -ENOMEM;
+	}
 	t->path = path;
 	t->name = name;
 	t->may_be_empty = true;
@@ -439,10 +444,14 @@ static void layer_source(const struct layout *l, size_t i, char *name, size_t na
 	t->expect.check_diff_id = l->diff_ids != NULL;
 	if (l->diff_ids)
 		memcpy(t->expect.diff_id, l->diff_ids[i], DIGEST_SIZE);
+	return 0;
 }
 
-#define LAYER_NAME_MAX 4200
-#define LAYER_PATH_MAX 4200
+static void layer_source_free(struct tar_layer *t)
+{
+	free((char *)t->name);
+	free((char *)t->path);
+}
 
 static int with_layout(const char *ref, ek_error *err, struct layout *l, char **dir)
 {
@@ -464,33 +473,39 @@ int ek_build_oci(const char *image_path, const char *layout_ref,
 {
 	struct layout l;
 	struct tar_layer *layers = NULL;
-	char *names = NULL, *paths = NULL, *dir = NULL;
-	size_t i;
+	char *dir = NULL;
+	size_t i, made = 0;
 	int ret = with_layout(layout_ref, err, &l, &dir);
 
 	if (!ret && opts && opts->tar_index)
 		ret = err_fail(err, -EINVAL, "an OCI image cannot be indexed (--tar=i): its "
 			       "layers are not one tar");
 	if (!ret) {
-		size_t n = l.nlayers ? l.nlayers : 1;   /* no layers: an empty root */
-
-		layers = calloc(n, sizeof(*layers));
-		names = malloc(n * LAYER_NAME_MAX);
-		paths = malloc(n * LAYER_PATH_MAX);
-		if (!layers || !names || !paths)
+		/* No layers: an empty root. */
+		layers = calloc(l.nlayers ? l.nlayers : 1, sizeof(*layers));
+		if (!layers)
 			ret = err_fail(err, -ENOMEM, "out of memory");
 	}
-	for (i = 0; !ret && i < l.nlayers; i++)
-		layer_source(&l, i, names + i * LAYER_NAME_MAX, LAYER_NAME_MAX,
-			     paths + i * LAYER_PATH_MAX, LAYER_PATH_MAX, &layers[i]);
+	for (; !ret && made < l.nlayers; made++)
+		if (layer_source(&l, made, &layers[made]))
+			ret = err_fail(err, -ENOMEM, "out of memory");
 	if (!ret)
 		ret = tar_build_layers(image_path, layers, l.nlayers, true, opts, stats, err);
+	for (i = 0; i < made; i++)
+		layer_source_free(&layers[i]);
 	free(layers);
-	free(names);
-	free(paths);
 	close_layout(&l);
 	free(dir);
 	return ret;
+}
+
+/* out_dir's image of layer i, newly allocated; NULL when out of memory. */
+static char *layer_image_path(const char *out_dir, const struct layout *l, size_t i)
+{
+	char *image;
+
+	return asprintf(&image, "%s/%03zu-%s.erofs", out_dir, i + 1, l->layers[i].hex) < 0 ?
+	       NULL : image;
 }
 
 int ek_build_oci_layers(const char *out_dir, const char *layout_ref,
@@ -499,7 +514,7 @@ int ek_build_oci_layers(const char *out_dir, const char *layout_ref,
 {
 	ek_build_options layer_opts;
 	struct layout l;
-	char *dir = NULL, name[LAYER_NAME_MAX], path[LAYER_PATH_MAX], image[4200];
+	char *dir = NULL, *image;
 	size_t i, made = 0;
 	int ret = with_layout(layout_ref, err, &l, &dir);
 
@@ -518,19 +533,27 @@ int ek_build_oci_layers(const char *out_dir, const char *layout_ref,
 		struct tar_layer t;
 
 		memset(&stats, 0, sizeof(stats));
-		layer_source(&l, i, name, sizeof(name), path, sizeof(path), &t);
-		snprintf(image, sizeof(image), "%s/%03zu-%s.erofs", out_dir, i + 1, l.layers[i].hex);
+		image = layer_image_path(out_dir, &l, i);
+		if (!image || layer_source(&l, i, &t)) {
+			free(image);
+			ret = err_fail(err, -ENOMEM, "out of memory");
+			break;
+		}
 		ret = tar_build_layers(image, &t, 1, false, &layer_opts, &stats, err);
+		layer_source_free(&t);
 		if (!ret) {
 			made = i + 1;
 			if (done)
 				done(ctx, i, l.nlayers, image, &stats);
 		}
+		free(image);
 	}
 	/* All of them or none: a partial stack is a different image. */
 	for (i = 0; ret && i < made; i++) {
-		snprintf(image, sizeof(image), "%s/%03zu-%s.erofs", out_dir, i + 1, l.layers[i].hex);
-		unlink(image);
+		image = layer_image_path(out_dir, &l, i);
+		if (image)
+			unlink(image);
+		free(image);
 	}
 	close_layout(&l);
 	free(dir);

@@ -29,6 +29,7 @@
 
 #include "format/ondisk.h"
 #include "util/error.h"
+#include "util/path.h"
 #include "write/compress.h"
 #include "write/dedupe.h"
 #include "write/internal.h"
@@ -1039,7 +1040,6 @@ static int open_spool(struct build *b, const char *image_path)
 {
 	char dir[4096];
 	const char *slash = strrchr(image_path, '/');
-	const char *tmp = getenv("TMPDIR");
 
 	/* Beside the image, where the user expects the space to be used. */
 	if (slash)
@@ -1047,9 +1047,7 @@ static int open_spool(struct build *b, const char *image_path)
 			 image_path);
 	else
 		snprintf(dir, sizeof(dir), ".");
-	b->spool_fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (b->spool_fd < 0)
-		b->spool_fd = open(tmp && *tmp ? tmp : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	b->spool_fd = path_scratch_file(dir);
 	if (b->spool_fd < 0)
 		return err_fail(b->err, -errno, "%s: cannot make a temporary file: %s", dir,
 			       strerror(errno));
@@ -1215,7 +1213,8 @@ static int start_tree(struct tar_reader *r)
  * at the end into *live.  A file a later layer deletes or replaces would
  * otherwise be in the image for nothing (layers are streams: its data is
  * written before the deletion is read).  It costs a second decompression
- * of every layer.
+ * of every layer, and a second check of its digest: the build reads the
+ * blob again, and what it reads is what must match.
  */
 static int survey_layers(const struct tar_layer *layers, size_t count, const ek_build_options *opts,
 			 uint64_t **live, size_t *nlive, ek_error *err)
@@ -1240,12 +1239,10 @@ static int survey_layers(const struct tar_layer *layers, size_t count, const ek_
 	for (i = 0; i < count && !ret; i++)
 		ret = read_layer(&r, &layers[i], (uint32_t)i);
 	*nlive = 0;
-	for (n = b.tree.first; n && !ret; n = n->next)
-		*nlive += (S_ISREG(n->mode) || S_ISLNK(n->mode)) && n->nlink;
-	*live = ret ? NULL : malloc((*nlive ? *nlive : 1) * sizeof(**live));
+	/* The tree's inodes bound the entries still there. */
+	*live = ret ? NULL : malloc((b.tree.ninodes ? b.tree.ninodes : 1) * sizeof(**live));
 	if (!ret && !*live)
 		ret = err_fail(err, -ENOMEM, "out of memory");
-	*nlive = 0;
 	for (n = b.tree.first; n && !ret; n = n->next)
 		if ((S_ISREG(n->mode) || S_ISLNK(n->mode)) && n->nlink)
 			(*live)[(*nlive)++] = n->tar_entry;

@@ -107,18 +107,32 @@ static int next_member(struct tarstream *s)
 	return 0;
 }
 
+enum feed { FEED_READY, FEED_ENDED, FEED_FAILED };
+
+/* Input for a decoder's next call: what in[] still holds, or what the
+ * decoder holds back (it filled out[] last time), else more of the file;
+ * FEED_ENDED when the file has no more. */
+static enum feed feed(struct tarstream *s)
+{
+	if (s->pos < s->len || s->pending)
+		return FEED_READY;
+	if (refill(s))
+		return FEED_FAILED;
+	return s->len ? FEED_READY : FEED_ENDED;
+}
+
 /* Decompress into out[]: how much, 0 at the end, -1 on an error. */
 static la_ssize_t inflate_some(struct archive *a, struct tarstream *s)
 {
 	while (!s->tar_ended) {
+		enum feed ready;
 		int ret;
 
-		if (s->pos == s->len && !s->pending) {
-			if (refill(s))
-				return fail_read(a, s, "%s", s->why);
-			if (s->in_ended)
-				return fail_read(a, s, "the gzip stream is cut short");
-		}
+		ready = feed(s);
+		if (ready == FEED_FAILED)
+			return fail_read(a, s, "%s", s->why);
+		if (ready == FEED_ENDED)
+			return fail_read(a, s, "the gzip stream is cut short");
 		s->gz->next_in = s->in + s->pos;
 		s->gz->avail_in = (uint32_t)(s->len - s->pos);
 		s->gz->next_out = s->out;
@@ -143,16 +157,15 @@ static la_ssize_t unzstd_some(struct archive *a, struct tarstream *s)
 	while (!s->tar_ended) {
 		ZSTD_inBuffer in;
 		ZSTD_outBuffer out = { s->out, OUT_CAP, 0 };
+		enum feed ready = feed(s);
 
-		if (s->pos == s->len && !s->pending) {
-			if (refill(s))
-				return fail_read(a, s, "%s", s->why);
-			if (s->in_ended) {
-				if (s->zs_left)
-					return fail_read(a, s, "the zstd stream is cut short");
-				s->tar_ended = true;
-				break;
-			}
+		if (ready == FEED_FAILED)
+			return fail_read(a, s, "%s", s->why);
+		if (ready == FEED_ENDED) {
+			if (s->zs_left)
+				return fail_read(a, s, "the zstd stream is cut short");
+			s->tar_ended = true;
+			break;
 		}
 		in = (ZSTD_inBuffer){ s->in + s->pos, s->len - s->pos, 0 };
 		s->zs_left = ZSTD_decompressStream(s->zs, &out, &in);
@@ -210,8 +223,7 @@ static int start(struct tarstream *s, const char *path, const struct tarstream_e
 		s->checking = true;
 		s->x = *x;
 		s->blob = digest_begin();
-		s->tar = x->check_diff_id ? digest_begin() : NULL;
-		if (!s->blob || (x->check_diff_id && !s->tar))
+		if (!s->blob)
 			return err_fail(err, -ENOMEM, "out of memory");
 	}
 	if (refill(s))
@@ -229,13 +241,11 @@ static int start(struct tarstream *s, const char *path, const struct tarstream_e
 	}
 	if (s->form != STORED_PLAIN && (!(s->out = malloc(OUT_CAP)) || (!s->gz && !s->zs)))
 		return err_fail(err, -ENOMEM, "out of memory");
-	/* A plain tar's digest is the blob's. */
-	if (s->form == STORED_PLAIN && s->tar) {
-		uint8_t ignored[DIGEST_SIZE];
-
-		digest_end(s->tar, ignored);
-		s->tar = NULL;
-	}
+	/* A compressed blob's tar has a digest of its own (a plain tar's is
+	 * the blob's). */
+	if (s->checking && s->x.check_diff_id && s->form != STORED_PLAIN &&
+	    !(s->tar = digest_begin()))
+		return err_fail(err, -ENOMEM, "out of memory");
 	return 0;
 }
 

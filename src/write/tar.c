@@ -48,6 +48,11 @@ struct tar_name {
 	char *name;                 /* NULL once removed */
 	uint32_t hash;
 	uint32_t layer;             /* the layer that last named it */
+	/* The names in one directory, a list through the table (index + 1;
+	 * 0 ends it), so that removing a directory costs its own tree, not
+	 * a pass over every name of the archive. */
+	size_t prev_sibling, next_sibling;
+	size_t first_child;         /* a directory's: its names */
 };
 
 /* Flattening: a .wh.NAME seen in the current layer, applied at its end. */
@@ -74,6 +79,7 @@ struct tar_reader {
 	size_t n, cap;
 	size_t *slots;
 	size_t nslots, used_slots;
+	size_t root_children;       /* the root's names (see tar_name) */
 	struct deferred_link *links;
 	size_t nlinks, cap_links;
 	struct tnode **opaque;      /* directories a .wh..wh..opq marks */
@@ -219,6 +225,12 @@ static int grow_slots(struct tar_reader *r)
 	return 0;
 }
 
+/* Where the list of dir's names starts. */
+static size_t *children_of(struct tar_reader *r, const struct tnode *dir)
+{
+	return dir->tar_name ? &r->v[dir->tar_name - 1].first_child : &r->root_children;
+}
+
 static int name_add(struct tar_reader *r, struct tnode *parent, const char *name,
 		    size_t len, struct tnode *child)
 {
@@ -239,6 +251,14 @@ static int name_add(struct tar_reader *r, struct tnode *parent, const char *name
 	e->child = child;
 	e->hash = name_hash(parent, name, len);
 	e->layer = r->layer;
+	e->first_child = 0;
+	e->prev_sibling = 0;
+	e->next_sibling = *children_of(r, parent);
+	if (e->next_sibling)
+		r->v[e->next_sibling - 1].prev_sibling = r->n + 1;
+	*children_of(r, parent) = r->n + 1;
+	if (S_ISDIR(child->mode))
+		child->tar_name = r->n + 1;
 	place(r, r->n++);
 	r->used_slots++;
 	child->nlink++;
@@ -253,6 +273,12 @@ static bool name_unlink(struct tar_reader *r, struct tar_name *e)
 	*slot = 1;
 	free(e->name);
 	e->name = NULL;
+	if (e->prev_sibling)
+		r->v[e->prev_sibling - 1].next_sibling = e->next_sibling;
+	else
+		*children_of(r, e->parent) = e->next_sibling;
+	if (e->next_sibling)
+		r->v[e->next_sibling - 1].prev_sibling = e->prev_sibling;
 	return --e->child->nlink == 0;
 }
 
@@ -261,13 +287,14 @@ static bool name_unlink(struct tar_reader *r, struct tar_name *e)
 static void name_remove(struct tar_reader *r, struct tar_name *e)
 {
 	struct tnode *child = e->child;
-	size_t i;
+	size_t i, next;
 
 	if (!name_unlink(r, e) || !S_ISDIR(child->mode))
 		return;
-	for (i = 0; i < r->n; i++)
-		if (r->v[i].name && r->v[i].parent == child)
-			name_remove(r, &r->v[i]);
+	for (i = e->first_child; i; i = next) {
+		next = r->v[i - 1].next_sibling;
+		name_remove(r, &r->v[i - 1]);
+	}
 }
 
 /* ------------------------------------------------------------ paths */

@@ -60,6 +60,8 @@ struct tnode {
 	bool indexed;              /* data in the tar appended to the image ... */
 	uint64_t tar_off;          /* ... from here (tar index mode) */
 	uint64_t tar_entry;        /* tar: the entry that made it (layer << 40 | number) */
+	size_t tar_name;           /* tar, directories: the reader's name for it
+	                              (index + 1 into its table) */
 	bool data_dropped;         /* tar: a later layer deletes or replaces it, so its
 	                              data is never written */
 	char *symlink;             /* symlink target */

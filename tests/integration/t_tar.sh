@@ -166,9 +166,11 @@ cmp r1.img r2.img || fail "the same archive gave two images"
 note "later entries replace earlier ones, as tar -x does"
 mkdir -p v1/d v2/d
 echo old >v1/d/f && echo keep >v1/d/other && mkdir v1/gone && echo x >v1/gone/y
+# a tree under the replaced directory goes with it; its neighbour stays
+mkdir -p v1/gone/sub/deep v1/stay && echo z >v1/gone/sub/deep/z && echo s >v1/stay/s
 echo new >v2/d/f && echo file-now >v2/gone
 ln -s nowhere v2/link-then-file; echo was-link >v1/link-then-file
-tar -C v1 -cf both.tar ./d ./gone ./link-then-file
+tar -C v1 -cf both.tar ./d ./stay ./gone ./link-then-file
 tar -C v2 -rf both.tar ./d/f ./gone ./link-then-file
 # (times differ from an extraction: it leaves the root and d at "now")
 "$E" mkfs --tar -q both.img both.tar || fail "mkfs --tar of replacing entries failed"
@@ -177,7 +179,8 @@ kmount both.img mnt
 [ "$(cat mnt/d/other)" = keep ] || fail "d lost a child when its entry came again"
 [ -f mnt/gone ] && [ "$(cat mnt/gone)" = file-now ] || fail "the directory 'gone' was not replaced by the file"
 [ "$(readlink mnt/link-then-file)" = nowhere ] || fail "the file was not replaced by the symlink"
-[ "$(find mnt | wc -l)" -eq 6 ] || { find mnt >&2; fail "the replaced entries left something behind"; }
+[ "$(cat mnt/stay/s)" = s ] || fail "the replaced directory's neighbour lost its file"
+[ "$(find mnt | wc -l)" -eq 8 ] || { find mnt >&2; fail "the replaced entries left something behind"; }
 kumount mnt
 "$E" fsck -q both.img || fail "fsck of the image with replaced entries failed"
 echo PASS

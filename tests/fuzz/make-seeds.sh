@@ -5,7 +5,7 @@
 #   make-seeds.sh EROFSKIT OUTDIR [FIXTURES_DIR]
 set -euo pipefail
 tool=$1 out=$2 fixtures=${3:-}
-mkdir -p "$out/image" "$out/codec" "$out/tar" "$out/oci"
+mkdir -p "$out/image" "$out/codec" "$out/tar" "$out/oci" "$out/net"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -72,6 +72,53 @@ config = '{"architecture":"amd64","os":"linux","rootfs":{"type":"layers","diff_i
 parts = [index.encode(), manifest.encode(), config.encode(),
          open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()]
 open(sys.argv[3], "wb").write(b"\n--\n".join(parts))
+PY
+# Scripts of server answers for the network target (fuzz_net.c's input:
+# a client byte, then answers split by "#next" lines; "@RANGE@" serves an
+# object by Range, "@HOST@" names the server): an image at a URL, with
+# and without a HEAD answer of its own; one in a registry, directly, after
+# a token challenge, and behind an index.
+mkdir -p "$out/net"
+python3 - "$out/image/ours-2.img" "$out/net" <<'PY'
+import hashlib, json, sys
+img = open(sys.argv[1], "rb").read()
+out = sys.argv[2]
+sep = b"\n#next\n"
+obj = b"@RANGE@\n" + img
+def answer(status, body, ctype="application/json", extra=""):
+    return ("HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %d\r\n%s\r\n"
+            % (status, ctype, len(body), extra)).encode() + body
+digest = "sha256:" + hashlib.sha256(img).hexdigest()
+manifest = json.dumps({
+    "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+    "artifactType": "application/vnd.erofs",
+    "config": {"mediaType": "application/vnd.oci.empty.v1+json",
+               "digest": "sha256:" + hashlib.sha256(b"{}").hexdigest(), "size": 2},
+    "layers": [{"mediaType": "application/vnd.erofs", "digest": digest, "size": len(img)}],
+}, separators=(",", ":")).encode()
+mtype = "application/vnd.oci.image.manifest.v1+json"
+index = json.dumps({
+    "schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+    "manifests": [{"mediaType": mtype, "size": len(manifest),
+                   "digest": "sha256:" + hashlib.sha256(manifest).hexdigest()}],
+}, separators=(",", ":")).encode()
+challenge = ('WWW-Authenticate: Bearer realm="http://@HOST@/token",service="fuzz",'
+             'scope="repository:fuzz/image:pull"\r\n')
+seeds = {
+    "url": b"\0" + obj,
+    "url-head": b"\0" + ('HTTP/1.1 200 OK\r\nContent-Length: %d\r\nETag: "e1"\r\n'
+                         'Accept-Ranges: bytes\r\n\r\n' % len(img)).encode() + sep + obj,
+    "url-redirect": b"\0" + b"HTTP/1.1 302 Found\r\nLocation: http://@HOST@/moved\r\n"
+                   b"Content-Length: 0\r\n\r\n" + sep + obj,
+    "registry": b"\1" + answer("200 OK", manifest, mtype) + sep + obj,
+    "registry-token": b"\1" + answer("401 Unauthorized", b"{}", extra=challenge) + sep +
+                      answer("200 OK", b'{"token":"t0k3n","expires_in":300}') + sep +
+                      answer("200 OK", manifest, mtype) + sep + obj,
+    "registry-index": b"\1" + answer("200 OK", index, "application/vnd.oci.image.index.v1+json") +
+                      sep + answer("200 OK", manifest, mtype) + sep + obj,
+}
+for name, data in seeds.items():
+    open("%s/%s" % (out, name), "wb").write(data)
 PY
 if [ -n "$fixtures" ] && [ -d "$fixtures" ]; then
 	for img in "$fixtures"/*.img; do

@@ -24,16 +24,17 @@ if [ -z "$fixtures" ]; then
 fi
 compgen -G "$fixtures/images/*.img" >/dev/null ||
 	{ echo "no fixture images in $fixtures/images" >&2; exit 1; }
-if [ ! -d "$corpus/oci" ]; then
+if [ ! -d "$corpus/net" ]; then
 	bash "$here/make-seeds.sh" "$build/erofskit" "$corpus" "$fixtures/images"
 fi
 mkdir -p "$corpus/check" "$build/findings"
 cp -n "$corpus"/image/* "$corpus/check/" 2>/dev/null || true
-for target in fuzz_image fuzz_check fuzz_extract fuzz_codec fuzz_tar fuzz_oci; do
+for target in fuzz_image fuzz_check fuzz_extract fuzz_codec fuzz_tar fuzz_oci fuzz_net; do
 	case $target in
 	fuzz_codec) dir=$corpus/codec ;;
 	fuzz_tar) dir=$corpus/tar ;;
 	fuzz_oci) dir=$corpus/oci ;;
+	fuzz_net) dir=$corpus/net ;;
 	fuzz_check | fuzz_extract) dir=$corpus/check ;;
 	*) dir=$corpus/image ;;
 	esac

@@ -125,10 +125,9 @@ static enum feed feed(struct tarstream *s)
 static la_ssize_t inflate_some(struct archive *a, struct tarstream *s)
 {
 	while (!s->tar_ended) {
-		enum feed ready;
+		enum feed ready = feed(s);
 		int ret;
 
-		ready = feed(s);
 		if (ready == FEED_FAILED)
 			return fail_read(a, s, "%s", s->why);
 		if (ready == FEED_ENDED)

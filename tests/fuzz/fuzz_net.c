@@ -9,11 +9,13 @@
  * server that honours Range would serve it to this and every later
  * connection.
  *
- * The first byte picks the client: an image at an http:// URL, or one in
- * an OCI registry (oci://, plain HTTP: the manifest, a token flow, the
- * blob).  Whatever the answers, the open fails with an error or yields an
- * image that is walked; no answer makes erofskit crash, leak or hang
- * (every answer ends: the server closes each connection).
+ * The first byte picks the client: an image at an http:// URL (bit 0
+ * clear), or one in an OCI registry (oci://, plain HTTP: the manifest, a
+ * token flow, the blob, whose digest is then checked), anonymously or with
+ * credentials (bit 1: Basic auth, or the token flow with them).  Whatever
+ * the answers, the open fails with an error or yields an image that is
+ * walked; no answer makes erofskit crash, leak or hang (every answer
+ * ends: the server closes each connection).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -47,6 +49,7 @@ static struct {
 
 static int listen_fd = -1;
 static char host[32];        /* 127.0.0.1:PORT */
+static char credentials[64] = "/tmp/ek-fuzz-net.XXXXXX";
 
 static void send_all(int fd, const void *p, size_t n)
 {
@@ -203,6 +206,16 @@ static void start_server(void)
 	snprintf(host, sizeof(host), "127.0.0.1:%u", ntohs(a.sin_port));
 }
 
+/* "user:password" in a file of its own, for the registry client. */
+static void make_credentials(void)
+{
+	int fd = mkstemp(credentials);
+
+	if (fd < 0 || write(fd, "fuzz:s3cret\n", 12) != 12)
+		abort();
+	close(fd);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -215,8 +228,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	if (listen_fd < 0)
+	if (listen_fd < 0) {
 		start_server();
+		make_credentials();
+	}
 	copy = malloc(size);
 	if (!copy)
 		abort();
@@ -237,12 +252,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.http.timeout_ms = 3000;
 	if (data[0] & 1) {
 		o.http.plain_http = 1;
+		if (data[0] & 2)
+			o.http.credentials_file = credentials;
 		snprintf(url, sizeof(url), "oci://%s/fuzz/image:latest", host);
 	} else {
 		snprintf(url, sizeof(url), "http://%s/image.erofs", host);
 	}
 	if (!ek_open(url, &o, &img, &err)) {
 		fuzz_walk_image(img);
+		(void)ek_verify_source(img, &err);
 		ek_close(img);
 	}
 	return 0;

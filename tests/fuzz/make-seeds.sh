@@ -76,8 +76,9 @@ PY
 # Scripts of server answers for the network target (fuzz_net.c's input:
 # a client byte, then answers split by "#next" lines; "@RANGE@" serves an
 # object by Range, "@HOST@" names the server): an image at a URL, with
-# and without a HEAD answer of its own; one in a registry, directly, after
-# a token challenge, and behind an index.
+# and without a HEAD answer of its own, behind a redirect; one in a
+# registry, directly, after a token challenge, behind an index, and with
+# credentials (Basic auth, a token).
 mkdir -p "$out/net"
 python3 - "$out/image/ours-2.img" "$out/net" <<'PY'
 import hashlib, json, sys
@@ -106,7 +107,7 @@ challenge = ('WWW-Authenticate: Bearer realm="http://@HOST@/token",service="fuzz
              'scope="repository:fuzz/image:pull"\r\n')
 seeds = {
     "url": b"\0" + obj,
-    "url-head": b"\0" + ('HTTP/1.1 200 OK\r\nContent-Length: %d\r\nETag: "e1"\r\n'
+    "url-head": b"\0" + ('HTTP/1.1 200 OK\r\nContent-Length: %d\r\nETag: "fuzz"\r\n'
                          'Accept-Ranges: bytes\r\n\r\n' % len(img)).encode() + sep + obj,
     "url-redirect": b"\0" + b"HTTP/1.1 302 Found\r\nLocation: http://@HOST@/moved\r\n"
                    b"Content-Length: 0\r\n\r\n" + sep + obj,
@@ -116,6 +117,12 @@ seeds = {
                       answer("200 OK", manifest, mtype) + sep + obj,
     "registry-index": b"\1" + answer("200 OK", index, "application/vnd.oci.image.index.v1+json") +
                       sep + answer("200 OK", manifest, mtype) + sep + obj,
+    "registry-basic": b"\3" + answer("401 Unauthorized", b"{}",
+                                     extra='WWW-Authenticate: Basic realm="fuzz"\r\n') + sep +
+                      answer("200 OK", manifest, mtype) + sep + obj,
+    "registry-token-login": b"\3" + answer("401 Unauthorized", b"{}", extra=challenge) + sep +
+                            answer("200 OK", b'{"access_token":"t0k3n"}') + sep +
+                            answer("200 OK", manifest, mtype) + sep + obj,
 }
 for name, data in seeds.items():
     open("%s/%s" % (out, name), "wb").write(data)

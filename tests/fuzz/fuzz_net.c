@@ -18,10 +18,8 @@
  * ends: the server closes each connection).
  */
 #include <arpa/inet.h>
-#include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +47,7 @@ static struct {
 
 static int listen_fd = -1;
 static char host[32];        /* 127.0.0.1:PORT */
+static size_t host_len;
 static char credentials[64] = "/tmp/ek-fuzz-net.XXXXXX";
 
 static void send_all(int fd, const void *p, size_t n)
@@ -124,6 +123,7 @@ static void serve_object(int fd, const char *request, const uint8_t *obj, size_t
  * (NULL: none left); or the object, once the script has reached it. */
 static void next_answer(char **out, size_t *out_len, uint8_t **object, size_t *object_size)
 {
+	const size_t mark_len = strlen(HOST_MARK), range_len = strlen(RANGE_MARK);
 	const uint8_t *p, *end, *sep;
 	size_t len, i, o = 0;
 	char *a;
@@ -137,16 +137,15 @@ static void next_answer(char **out, size_t *out_len, uint8_t **object, size_t *o
 		sep = memmem(p, (size_t)(end - p), SEPARATOR, strlen(SEPARATOR));
 		len = sep ? (size_t)(sep - p) : (size_t)(end - p);
 		script.next = sep ? (size_t)(sep - script.data) + strlen(SEPARATOR) : script.size + 1;
-		if (len >= strlen(RANGE_MARK) && !memcmp(p, RANGE_MARK, strlen(RANGE_MARK))) {
-			script.object = p + strlen(RANGE_MARK);
-			script.object_size = len - strlen(RANGE_MARK);
-		} else if ((a = malloc(len * (strlen(host) + 1) + 1))) {
+		if (len >= range_len && !memcmp(p, RANGE_MARK, range_len)) {
+			script.object = p + range_len;
+			script.object_size = len - range_len;
+		} else if ((a = malloc(len * (host_len + 1) + 1))) {
 			for (i = 0; i < len; i++) {
-				if (len - i >= strlen(HOST_MARK) &&
-				    !memcmp(p + i, HOST_MARK, strlen(HOST_MARK))) {
-					memcpy(a + o, host, strlen(host));
-					o += strlen(host);
-					i += strlen(HOST_MARK) - 1;
+				if (len - i >= mark_len && !memcmp(p + i, HOST_MARK, mark_len)) {
+					memcpy(a + o, host, host_len);
+					o += host_len;
+					i += mark_len - 1;
 				} else {
 					a[o++] = (char)p[i];
 				}
@@ -203,7 +202,12 @@ static void start_server(void)
 	    pthread_create(&t, NULL, serve, NULL))
 		abort();
 	pthread_detach(t);
-	snprintf(host, sizeof(host), "127.0.0.1:%u", ntohs(a.sin_port));
+	host_len = (size_t)snprintf(host, sizeof(host), "127.0.0.1:%u", ntohs(a.sin_port));
+}
+
+static void remove_credentials(void)
+{
+	unlink(credentials);
 }
 
 /* "user:password" in a file of its own, for the registry client. */
@@ -214,6 +218,7 @@ static void make_credentials(void)
 	if (fd < 0 || write(fd, "fuzz:s3cret\n", 12) != 12)
 		abort();
 	close(fd);
+	atexit(remove_credentials);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -79,7 +79,6 @@ PY
 # and without a HEAD answer of its own, behind a redirect; one in a
 # registry, directly, after a token challenge, behind an index, and with
 # credentials (Basic auth, a token).
-mkdir -p "$out/net"
 python3 - "$out/image/ours-2.img" "$out/net" <<'PY'
 import hashlib, json, sys
 img = open(sys.argv[1], "rb").read()

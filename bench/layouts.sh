@@ -9,6 +9,7 @@
 #   bench/layouts.sh [TREE]        default: /tmp/data/src (bench/datasets.sh)
 #   ALG=lz4hc REPS=5 SAMPLE=400 \
 #   SETTINGS='default= old=-Efragments=0 tailpacking=-Eztailpacking fragments=-Efragments,dedupe'
+#   (a '/' in OPTIONS separates options: metabox=-Efragments/-m4096)
 #   EROFSKIT=build/erofskit  (BASELINE=other/erofskit: a "baseline" row
 #   built with that binary and no options, such as the previous release)
 set -euo pipefail
@@ -59,7 +60,8 @@ build() {   # name, binary, options...
 }
 [ -n "${BASELINE:-}" ] && build baseline "$BASELINE"
 for s in $SETTINGS; do
-	build "${s%%=*}" "$EROFSKIT" "${s#*=}"
+	opts=${s#*=}
+	build "${s%%=*}" "$EROFSKIT" "${opts//\// }"
 done
 
 kernel_all() {
@@ -97,7 +99,7 @@ echo "| setting | options | image MiB | kernel, every file (s) | erofskit mount,
 echo "|---|---|---|---|---|"
 for n in "${names[@]}"; do
 	opts=""
-	for s in $SETTINGS; do [ "${s%%=*}" = "$n" ] && opts=${s#*=}; done
+	for s in $SETTINGS; do [ "${s%%=*}" = "$n" ] && opts=${s#*=} && opts=${opts//\// }; done
 	[ "$n" = baseline ] && opts="(BASELINE binary)"
 	printf "| %s | \`-z%s %s\` | %.2f | %.2f | %.2f |\n" "$n" "$ALG" "$opts" \
 		"$(echo "$(stat -c %s "$work/$n.img") / 1048576" | bc -l)" \

@@ -13,8 +13,9 @@
 #   CLUSTERS   erofskit -C = mksquashfs -b ["131072 1048576"]
 #   SETTINGS   the erofskit settings to compare, NAME=OPTIONS words;
 #              OPTIONS is one word added to the mkfs command line (join
-#              layouts with commas: -Eztailpacking,fragments)
-#              ['default= 48bit=-E48bit smallest=-Eall-fragments=1048576,48bit']
+#              layouts with commas: -Eztailpacking,fragments; a '/'
+#              separates options: -Efragments/-m4096)
+#              ['default= 48bit=-E48bit smallest=-Eall-fragments=1048576,48bit/-m131072']
 #   REPS       runs of each tool per row [3]
 #   WORKERS    erofskit --workers = mksquashfs -processors [nproc]
 #   EROFSKIT   the binary [build/erofskit]
@@ -33,7 +34,7 @@ top=$(cd "$here/.." && pwd)
 EROFSKIT=${EROFSKIT:-$top/build/erofskit}
 ALGS=${ALGS:-"lz4hc,12 deflate,9 zstd,15 lzma,6"}
 CLUSTERS=${CLUSTERS:-"131072 1048576"}
-SETTINGS=${SETTINGS:-"default= 48bit=-E48bit smallest=-Eall-fragments=1048576,48bit"}
+SETTINGS=${SETTINGS:-"default= 48bit=-E48bit smallest=-Eall-fragments=1048576,48bit/-m131072"}
 REPS=${REPS:-3}
 WORKERS=${WORKERS:-$(nproc)}
 DATA=${BENCH_DATA:-/tmp/data}
@@ -80,7 +81,7 @@ for s in $SETTINGS; do
 		[ "$n" != "${BASH_REMATCH[1]}" ] || die "SETTINGS: '$n' twice"
 	done
 	names+=("${BASH_REMATCH[1]}")
-	opts+=("${BASH_REMATCH[2]}")
+	opts+=("${BASH_REMATCH[2]//\// }")
 done
 [ ${#names[@]} -gt 0 ] || die "SETTINGS is empty"
 

@@ -32,6 +32,12 @@ static void usage(FILE *f)
 "  -z ALG[,level=N]      compress: lz4, lz4hc, deflate, zstd or lzma\n"
 "                        (also -zALG,N; lzma levels 100..109 are 'extreme')\n"
 "  -C BYTES              physical cluster size, a block multiple up to 1M\n"
+"  -m SIZE[:ALG]         compress the metadata too: inodes, xattrs, indexes\n"
+"                        and inline tails go into a metabox inode,\n"
+"                        compressed in SIZE-byte clusters with -z's algorithm\n"
+"                        (ALG may only repeat it); implies -E48bit; Linux\n"
+"                        6.17 and later only (the kernel calls it\n"
+"                        experimental)\n"
 "  -E OPT[,OPT...]       layouts (mkfs.erofs's names):\n"
 "                          ztailpacking     a file's last cluster after its inode\n"
 "                          fragments[=SIZE] tails and small files compressed\n"
@@ -273,6 +279,50 @@ static int build_to_stdout(enum source_kind kind, const char *source, const ek_b
 	return ret;
 }
 
+/* -m SIZE[:ALG]: the metabox's cluster; ALG is checked once -z is known. */
+static int parse_metabox(const char *arg, ek_build_options *o, const char **alg)
+{
+	char size[32];
+	const char *colon = strchr(arg, ':');
+	size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
+	uint64_t v;
+
+	if (len >= sizeof(size)) {
+		cli_error(CMD, "invalid metabox cluster size '%s'", arg);
+		return -1;
+	}
+	memcpy(size, arg, len);
+	size[len] = '\0';
+	if (!cli_parse_size(size, &v) || v == 0 || v > UINT32_MAX) {
+		cli_error(CMD, "invalid metabox cluster size '%s' (a block multiple up to 1M)",
+			  size);
+		return -1;
+	}
+	o->metabox_cluster = (uint32_t)v;
+	*alg = colon ? colon + 1 : NULL;
+	return 0;
+}
+
+/* The metabox is compressed with the data's algorithm: erofskit writes one
+ * algorithm per image, so -m's may only name that one again. */
+static int check_metabox_alg(const char *alg, const ek_build_options *o)
+{
+	ek_build_options m;
+	ek_error err;
+
+	ek_build_options_init(&m);
+	if (ek_parse_compressor(alg, &m, &err)) {
+		cli_error(CMD, "-m ...:%s: %s", alg, err.message);
+		return -1;
+	}
+	if (m.compressor != o->compressor || (m.level >= 0 && m.level != o->level)) {
+		cli_error(CMD, "-m ...:%s: the metabox is compressed like the data (-z); "
+			       "a second algorithm or level is not supported", alg);
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_mkfs(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -297,7 +347,7 @@ int cmd_mkfs(int argc, char **argv)
 	ek_build_stats stats;
 	struct cli_progress prog;
 	bool quiet = false, json = false, tar = false, block_size_set = false, to_stdout;
-	const char *sde, *image, *source, *oci = NULL, *oci_layers = NULL;
+	const char *sde, *image, *source, *oci = NULL, *oci_layers = NULL, *metabox_alg = NULL;
 	enum source_kind kind;
 	ek_error err;
 	uint64_t v;
@@ -306,7 +356,7 @@ int cmd_mkfs(int argc, char **argv)
 
 	ek_build_options_init(&o);
 	optind = 1;
-	while ((c = cli_getopt(CMD, argc, argv, "b:z:C:E:T:U:L:qh", longopts)) != -1) {
+	while ((c = cli_getopt(CMD, argc, argv, "b:z:C:m:E:T:U:L:qh", longopts)) != -1) {
 		switch (c) {
 		case 'b':
 			if (!cli_parse_size(optarg, &v) || v > UINT32_MAX) {
@@ -321,6 +371,10 @@ int cmd_mkfs(int argc, char **argv)
 				cli_error(CMD, "%s", err.message);
 				return EXIT_USAGE;
 			}
+			break;
+		case 'm':
+			if (parse_metabox(optarg, &o, &metabox_alg))
+				return EXIT_USAGE;
 			break;
 		case 'C':
 			if (!cli_parse_size(optarg, &v) || v == 0 || v > UINT32_MAX) {
@@ -444,6 +498,8 @@ int cmd_mkfs(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (metabox_alg && check_metabox_alg(metabox_alg, &o))
+		return EXIT_USAGE;
 	if (o.tar_index && !block_size_set)
 		o.block_size = 512;     /* tar's own */
 	if (o.aufs && !tar) {

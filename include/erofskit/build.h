@@ -109,6 +109,12 @@ typedef struct ek_build_options {
 	 * own mtime, in seconds after the epoch, so files whose times differ
 	 * take 32 bytes instead of 64 */
 	bool format_48bit;
+	/* metadata compression (mkfs.erofs -m SIZE): every inode record,
+	 * with its xattrs, index and inline data, goes into the data of one
+	 * more inode, the metabox, compressed in clusters of this many bytes
+	 * with the data's algorithm; for Linux 6.17 and later only, and it
+	 * turns format_48bit on.  0: off */
+	uint32_t metabox_cluster;
 	/* tar input: ".wh.NAME" entries become overlayfs whiteouts (0:0
 	 * character devices) and ".wh..wh..opq" makes its directory opaque
 	 * (trusted.overlay.opaque=y), as container layers mean them */

@@ -55,6 +55,9 @@
 #define EROFS_INCOMPAT_METABOX        0x100u
 #define EROFS_INCOMPAT_SUPPORTED      0x1FFu
 
+/* A nid with this bit names an inode inside the metabox's data (METABOX). */
+#define EROFS_NID_METABOX             (1ull << 63)
+
 /* i_format data layouts */
 enum erofs_layout {
 	EROFS_LAYOUT_FLAT_PLAIN = 0,

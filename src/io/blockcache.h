@@ -105,8 +105,6 @@ static inline uint64_t state_make(uint32_t gen, uint32_t hash)
 }
 
 /* cachechunks.c */
-int bc_pread_full(int fd, void *buf, size_t len, uint64_t off);
-int bc_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
 /* Whether a chunk is present and good (its first use in this process
  * reads it whole against its hash, into *scratch: NULL or CHUNK bytes,
  * allocated when first needed, the caller's to free). */

@@ -12,6 +12,7 @@
 #include <xxhash.h>
 
 #include "io/blockcache.h"
+#include "util/fdio.h"
 
 static uint32_t chunk_hash(const void *data, size_t len)
 {
@@ -30,36 +31,6 @@ static uint64_t chunk_len(const struct cache_io *c, uint64_t chunk)
 static uint32_t now_seconds(void)
 {
 	return (uint32_t)time(NULL);
-}
-
-/* All len bytes read (or written), or -1: an error or the end of the
- * file. */
-static int full_io(int fd, void *buf, size_t len, uint64_t off, bool write)
-{
-	char *p = buf;
-
-	while (len) {
-		ssize_t n = write ? pwrite(fd, p, len, (off_t)off) : pread(fd, p, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-int bc_pread_full(int fd, void *buf, size_t len, uint64_t off)
-{
-	return full_io(fd, buf, len, off, false);
-}
-
-int bc_pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
-{
-	return full_io(fd, (void *)buf, len, off, true);
 }
 
 static void touch(struct cache_io *c, uint64_t chunk)
@@ -100,7 +71,7 @@ bool bc_chunk_present(struct cache_io *c, uint64_t chunk, uint8_t **scratch)
 		return true;
 	if (!*scratch && !(*scratch = malloc(CHUNK)))
 		return false;   /* fetched again, that is all */
-	if (bc_pread_full(c->data_fd, *scratch, len, chunk << CHUNK_SHIFT) ||
+	if (fd_pread_full(c->data_fd, *scratch, len, chunk << CHUNK_SHIFT) ||
 	    chunk_hash(*scratch, len) != state_hash(s)) {
 		/* Unless another process rewrote it meanwhile. */
 		if (__atomic_load_n(&c->ent[chunk].state, __ATOMIC_ACQUIRE) == s)
@@ -159,7 +130,7 @@ static void store_chunk(struct cache_io *c, uint64_t chunk, const void *data)
 
 	if (state_hash(s))
 		return;
-	if (bc_pwrite_full(c->data_fd, data, len, chunk << CHUNK_SHIFT)) {
+	if (fd_pwrite_full(c->data_fd, data, len, chunk << CHUNK_SHIFT)) {
 		__atomic_store_n(&c->store_failed, true, __ATOMIC_RELAXED);
 		return;
 	}
@@ -182,7 +153,7 @@ bool bc_copy_from_cache(struct cache_io *c, uint64_t chunk, void *buf, size_t le
 {
 	uint64_t s = __atomic_load_n(&c->ent[chunk].state, __ATOMIC_ACQUIRE);
 
-	if (!state_hash(s) || bc_pread_full(c->data_fd, buf, len, off))
+	if (!state_hash(s) || fd_pread_full(c->data_fd, buf, len, off))
 		return false;
 	if (__atomic_load_n(&c->ent[chunk].state, __ATOMIC_ACQUIRE) != s)
 		return false;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "io/blockcache.h"
+#include "util/fdio.h"
 #include "util/error.h"
 #include "util/path.h"
 
@@ -67,7 +68,7 @@ static int map_prepare(struct cache_io *c, const char *identity)
 	if (!fstat(c->map_fd, &st) && (uint64_t)st.st_size == c->map_len) {
 		struct map_header have;
 
-		keep = !bc_pread_full(c->map_fd, &have, sizeof(have), 0) &&
+		keep = !fd_pread_full(c->map_fd, &have, sizeof(have), 0) &&
 		       !memcmp(have.magic, want.magic, sizeof(want.magic)) &&
 		       have.image_size == want.image_size && have.chunk_shift == CHUNK_SHIFT &&
 		       !memcmp(have.identity, want.identity, sizeof(want.identity));
@@ -75,7 +76,7 @@ static int map_prepare(struct cache_io *c, const char *identity)
 	if (!keep) {
 		if (ftruncate(c->map_fd, 0) || ftruncate(c->map_fd, (off_t)c->map_len) ||
 		    ftruncate(c->data_fd, 0) || ftruncate(c->data_fd, (off_t)c->base.size) ||
-		    bc_pwrite_full(c->map_fd, &want, sizeof(want), 0))
+		    fd_pwrite_full(c->map_fd, &want, sizeof(want), 0))
 			ret = -errno;
 	}
 	flock(c->map_fd, LOCK_UN);

@@ -8,12 +8,10 @@
 #include "read/internal.h"
 #include "read/zmap.h"
 
-#define METABOX_NID_BIT (1ull << 63)
-
 /* st_ino as the kernel reports it: the nid, with metabox nids folded. */
 static uint64_t nid_to_ino(ek_nid nid)
 {
-	if (!(nid & METABOX_NID_BIT))
+	if (!(nid & EROFS_NID_METABOX))
 		return nid;
 	return ((nid << 1) & 0xFFFFFFFF00000000ull) | (nid & 0x7FFFFFFFull) |
 	       (1ull << 31);
@@ -23,10 +21,10 @@ static int locate(ek_image *img, ek_nid nid, ek_inode *inode, ek_error *err)
 {
 	uint64_t slot = nid;
 
-	if ((nid & METABOX_NID_BIT) &&
+	if ((nid & EROFS_NID_METABOX) &&
 	    (img->sb.feature_incompat & EROFS_INCOMPAT_METABOX)) {
 		inode->in_metabox = true;
-		slot = nid & ~METABOX_NID_BIT;
+		slot = nid & ~EROFS_NID_METABOX;
 		if (slot > (UINT64_MAX >> EROFS_SLOT_BITS))
 			return err_fail(err, -EUCLEAN, "inode %llu: nid out of range",
 				       (unsigned long long)nid);

@@ -58,9 +58,12 @@ int zbuild_setup(struct build *b)
 	zb->ep.dict_size = o->dict_size;
 	zb->pcluster = o->pcluster_size ? o->pcluster_size : b->blksz;
 	zb->packed_pcluster = o->fragment_cluster ? o->fragment_cluster : zb->pcluster;
+	zb->metabox_pcluster = o->metabox_cluster;
 	largest = zb->pcluster > zb->packed_pcluster ? zb->pcluster : zb->packed_pcluster;
-	zb->big = largest > b->blksz;
 	zb->segment = largest * 8u > SEGMENT_MIN ? largest * 8u : SEGMENT_MIN;
+	if (largest < zb->metabox_pcluster)
+		largest = zb->metabox_pcluster;
+	zb->big = largest > b->blksz;
 	zb->packed_segment = zb->packed_pcluster * 8u > PACKED_SEGMENT_MIN ?
 			     zb->packed_pcluster * 8u : PACKED_SEGMENT_MIN;
 	zb->workers = b->workers;

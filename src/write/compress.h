@@ -27,6 +27,9 @@ int zbuild_add(struct build *b, struct tnode *n);
  * commit everything queued and the packed inode. */
 int zbuild_finish(struct build *b, int ret);
 void zbuild_teardown(struct build *b);
+/* After zbuild_finish: the metabox inode n, its data (size bytes) read
+ * from fd, compressed at b->data_blk on in metabox clusters. */
+int zbuild_metabox(struct build *b, struct tnode *n, int fd);
 
 /* Write a compressed inode's header and index after its xattrs. */
 void zbuild_encode_index(struct build *b, const struct tnode *n, uint8_t *rec);

@@ -11,8 +11,8 @@ int dir_entries(struct build *b, const struct tnode *dir,
 		struct fmt_dirent_in **out, size_t *count)
 {
 	struct fmt_dirent_in dots[2] = {
-		{ (const uint8_t *)".", 1, dir->nid, EROFS_FT_DIR },
-		{ (const uint8_t *)"..", 2, dir->parent->nid, EROFS_FT_DIR },
+		{ (const uint8_t *)".", 1, tnode_nid_ref(dir), EROFS_FT_DIR },
+		{ (const uint8_t *)"..", 2, tnode_nid_ref(dir->parent), EROFS_FT_DIR },
 	};
 	struct fmt_dirent_in *ents;
 	size_t n = 0, d = 0;
@@ -34,7 +34,7 @@ int dir_entries(struct build *b, const struct tnode *dir,
 		}
 		ents[n].name = (const uint8_t *)c->name;
 		ents[n].name_len = c->name_len;
-		ents[n].nid = c->inode->nid;
+		ents[n].nid = tnode_nid_ref(c->inode);
 		ents[n].type = fmt_ftype_of_mode(c->inode->mode);
 		n++;
 		i++;

@@ -14,6 +14,7 @@
 
 #include "util/digtab.h"
 #include "util/error.h"
+#include "util/fdio.h"
 #include "write/fragments.h"
 #include "write/internal.h"
 
@@ -68,22 +69,11 @@ int packed_fd(const struct build *b)
 
 static int write_all(struct build *b, struct packed *p, const uint8_t *data, size_t len)
 {
-	uint64_t off = p->size;
+	int ret = fd_pwrite_full(p->fd, data, len, p->size);
 
-	while (len) {
-		ssize_t n = pwrite(p->fd, data, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return err_fail(b->err, n < 0 ? -errno : -EIO,
-					"writing the packed inode's data: %s",
-					n < 0 ? strerror(errno) : "no progress");
-		data += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	p->size = off;
+	if (ret)
+		return err_fail(b->err, ret, "writing the packed inode's data: %s", strerror(-ret));
+	p->size += len;
 	return 0;
 }
 

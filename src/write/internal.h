@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "format/ondisk.h"
 #include "util/digtab.h"
 #include "write/tree.h"
 #include "write/writer.h"
@@ -26,6 +27,7 @@ struct layouts {
 	bool inline_data;          /* uncompressed tails after the inode */
 	uint64_t inline_max;       /* with fragments: files up to this size
 	                              stay uncompressed after their inode */
+	bool metabox;              /* inode records in the metabox */
 };
 
 struct build {
@@ -59,6 +61,8 @@ struct build {
 	struct layouts lay;
 	struct packed *packed;     /* fragments (fragments.c) */
 	struct tnode *packed_inode;
+	struct tnode *metabox_inode;
+	uint64_t metabox_size;     /* bytes of inode records in it */
 	struct digtab pclusters;   /* dedupe: pclusters stored, by input */
 	struct dedupe *dedupe;     /* dedupe: uncompressed files (dedupe.c) */
 	uint64_t bytes_done, bytes_total;
@@ -119,11 +123,29 @@ int data_write_uncompressed(struct build *b, struct tnode *n);
 int data_write_one(struct build *b, struct tnode *n);
 
 
-/* layout.c: place inode records (assign nids) and directory blocks. */
+/* layout.c: place inode records (assign nids) and directory blocks ... */
 int layout_metadata(struct build *b);
+/* ... and with a metabox, once its inode is written, the plain area's. */
+int layout_plain_area(struct build *b);
 
 /* meta.c: serialize inodes, directories and the superblock. */
 int write_metadata(struct build *b);
+
+/* metabox.c: the metabox inode, made from its records (size bytes), its
+ * data compressed at b->data_blk on. */
+int metabox_write(struct build *b, const uint8_t *records, uint64_t size);
+
+/* The superblock's bytes: one extension slot holds the metabox's nid. */
+static inline uint32_t build_super_size(const struct build *b)
+{
+	return EROFS_SUPER_BASE_SIZE + (b->lay.metabox ? EROFS_SUPER_EXTSLOT_SIZE : 0);
+}
+
+/* The nid that names n: in a directory entry or the superblock. */
+static inline uint64_t tnode_nid_ref(const struct tnode *n)
+{
+	return n->in_metabox ? n->nid | EROFS_NID_METABOX : n->nid;
+}
 
 /* inode core size for a node */
 static inline uint32_t tnode_core_size(const struct tnode *n)

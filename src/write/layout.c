@@ -10,6 +10,10 @@
  * that fits in a block never crosses a block boundary (inline tails must
  * not), and records fill earlier gaps first-fit to waste little space.
  * Directory data lives after the metadata because it holds nids.
+ *
+ * With a metabox (METABOX), every inode record but the packed inode's and
+ * the metabox's own lies in the metabox's data, laid out by the same
+ * rules from offset 0: [directory blocks] [metabox data] [plain area].
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -106,51 +110,94 @@ static int size_directory(struct build *b, struct tnode *n)
 	return 0;
 }
 
-int layout_metadata(struct build *b)
+/* Place the records of one area's inodes, in list order. */
+static int place_records(struct build *b, bool metabox, uint64_t *size)
 {
 	struct placer p = { .blksz = b->blksz };
+	struct tnode *n;
+
+	/* The plain area starts with the shared xattrs; no inode at its nid
+	 * 0, which tools read as "none" (packed_nid 0, for one).  The
+	 * metabox's nids carry bit 63 and are never 0. */
+	if (!metabox)
+		p.cursor = round_up_u64(b->shared_xattr_size ? b->shared_xattr_size : 1,
+					EROFS_SLOT_SIZE);
+	for (n = b->tree.first; n; n = n->next) {
+		uint64_t rec = tnode_core_size(n) + n->xattr_size;
+
+		if (n->in_metabox != metabox)
+			continue;
+		rec += n->layout == EROFS_LAYOUT_FLAT_INLINE ? n->inline_size : n->meta_extra;
+		if (rec > UINT32_MAX)
+			return err_fail(b->err, -EFBIG, "inode metadata too large");
+		n->record_size = (uint32_t)rec;
+		n->nid = place(&p, n->record_size) / EROFS_SLOT_SIZE;
+	}
+	*size = p.cursor;
+	return 0;
+}
+
+static int check_blocks(struct build *b, uint64_t blk)
+{
+	if (blk > UINT32_MAX)
+		return err_fail(b->err, -EFBIG, "image exceeds 2^32 blocks of %u bytes",
+			       b->blksz);
+	return 0;
+}
+
+/*
+ * Without a metabox: [metadata area][directory blocks] from b->data_blk.
+ * With one, the directory blocks come first, then the metabox's data
+ * (compressed once its records are: they hold the directories' block
+ * addresses), then the plain area (layout_plain_area).
+ */
+int layout_metadata(struct build *b)
+{
 	uint64_t blk, serial = 0;
 	struct tnode *n;
 	int ret;
 
-	/* Shared xattrs first; no inode at nid 0, which tools read as
-	 * "none" (packed_nid 0, for one). */
-	p.cursor = round_up_u64(b->shared_xattr_size ? b->shared_xattr_size : 1,
-				EROFS_SLOT_SIZE);
 	for (n = b->tree.first; n; n = n->next) {
-		uint64_t rec;
-
 		if (S_ISDIR(n->mode)) {
 			ret = size_directory(b, n);
 			if (ret)
 				return ret;
 		}
-		rec = tnode_core_size(n) + n->xattr_size;
-		if (n->layout == EROFS_LAYOUT_FLAT_INLINE)
-			rec += n->inline_size;
-		else
-			rec += n->meta_extra;
-		if (rec > UINT32_MAX)
-			return err_fail(b->err, -EFBIG, "inode metadata too large");
-		n->record_size = (uint32_t)rec;
-		n->nid = place(&p, n->record_size) / EROFS_SLOT_SIZE;
+		/* The kernel reads the packed inode before the metabox. */
+		n->in_metabox = b->lay.metabox && n != b->packed_inode;
 		n->serial = (uint32_t)++serial;
 	}
-	if (b->tree.root->nid > 0xFFFF)
+	ret = place_records(b, b->lay.metabox, b->lay.metabox ? &b->metabox_size : &b->meta_size);
+	if (ret)
+		return ret;
+	if (!b->lay.metabox && b->tree.root->nid > 0xFFFF)
 		return err_fail(b->err, -EFBIG, "root inode nid %llu does not fit 16 bits",
 			       (unsigned long long)b->tree.root->nid);
-	b->meta_size = p.cursor;
-	b->meta_blkaddr = b->data_blk;
-	blk = b->meta_blkaddr + div_round_up_u64(b->meta_size, b->blksz);
+	blk = b->data_blk;
+	if (!b->lay.metabox) {
+		b->meta_blkaddr = blk;
+		blk += div_round_up_u64(b->meta_size, b->blksz);
+	}
 	for (n = b->tree.first; n; n = n->next) {
 		if (!S_ISDIR(n->mode) || !n->nblocks)
 			continue;
 		n->startblk = blk;
 		blk += n->nblocks;
 	}
-	if (blk > UINT32_MAX)
-		return err_fail(b->err, -EFBIG, "image exceeds 2^32 blocks of %u bytes",
-			       b->blksz);
+	ret = check_blocks(b, blk);
+	if (b->lay.metabox)
+		b->data_blk = blk;
 	b->end_blk = blk;
-	return 0;
+	return ret;
+}
+
+int layout_plain_area(struct build *b)
+{
+	int ret = place_records(b, false, &b->meta_size);
+
+	if (ret)
+		return ret;
+	b->meta_blkaddr = b->data_blk;
+	b->end_blk = b->meta_blkaddr + div_round_up_u64(b->meta_size, b->blksz);
+	return check_blocks(b, b->end_blk);
 }

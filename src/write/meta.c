@@ -123,6 +123,14 @@ static int write_superblock(struct build *b)
 	sb.feature_incompat = b->feature_incompat;
 	sb.blkszbits = (uint8_t)b->blkszbits;
 	sb.root_nid_16 = (uint16_t)b->tree.root->nid;
+	if (b->metabox_inode) {
+		/* 48bit: the root's full nid at 112, bits 32..47 of the
+		 * block count where the 16-bit root nid was. */
+		sb.sb_extslots = 1;
+		sb.metabox_nid = b->metabox_inode->nid;
+		sb.rootnid_8b = tnode_nid_ref(b->tree.root);
+		sb.root_nid_16 = (uint16_t)(b->end_blk >> 32);
+	}
 	sb.inos = b->tree.ninodes;
 	sb.epoch = b->epoch;
 	sb.fixed_nsec = b->fixed_nsec;
@@ -150,8 +158,7 @@ static int write_superblock(struct build *b)
 	if (b->packed_inode)
 		sb.packed_nid = b->packed_inode->nid;
 	fmt_super_encode(&sb, block + EROFS_SUPER_OFFSET);
-	memcpy(block + EROFS_SUPER_OFFSET + EROFS_SUPER_BASE_SIZE, b->sb_tail,
-	       b->sb_tail_size);
+	memcpy(block + EROFS_SUPER_OFFSET + build_super_size(b), b->sb_tail, b->sb_tail_size);
 	put_le32(block + EROFS_SUPER_OFFSET + 4,
 		 fmt_super_checksum(block + EROFS_SUPER_OFFSET, span));
 	ret = writer_pwrite_unhashed(b->w, 0, block, head, b->err);
@@ -159,25 +166,55 @@ static int write_superblock(struct build *b)
 	return ret;
 }
 
-int write_metadata(struct build *b)
+/* One area's records (the metabox's, or the plain one's with the shared
+ * xattrs) into a zeroed buffer of whole blocks; directories write their
+ * blocks on the way. */
+static int encode_area(struct build *b, bool metabox, uint64_t size, uint8_t **out)
 {
-	uint64_t area = round_up_u64(b->meta_size, b->blksz);
-	uint8_t *meta = calloc(1, area ? area : 1);
+	uint64_t area = round_up_u64(size, b->blksz);
+	uint8_t *buf = calloc(1, area ? area : 1);
 	struct tnode *n;
 	int ret = 0;
 
-	if (!meta)
+	if (!buf)
 		return err_fail(b->err, -ENOMEM, "out of memory for %llu bytes of metadata",
 			       (unsigned long long)area);
-	if (b->shared_xattr_size)
-		encode_shared_xattrs(b, meta);
+	if (!metabox && b->shared_xattr_size)
+		encode_shared_xattrs(b, buf);
 	for (n = b->tree.first; n && !ret; n = n->next)
-		ret = encode_inode(b, n, meta);
+		if (n->in_metabox == metabox)
+			ret = encode_inode(b, n, buf);
+	if (ret)
+		free(buf);
+	else
+		*out = buf;
+	return ret;
+}
+
+int write_metadata(struct build *b)
+{
+	uint8_t *meta;
+	int ret = 0;
+
+	if (b->lay.metabox) {
+		ret = encode_area(b, true, b->metabox_size, &meta);
+		if (!ret) {
+			ret = metabox_write(b, meta, b->metabox_size);
+			free(meta);
+		}
+		if (!ret)
+			ret = layout_plain_area(b);
+		if (ret)
+			return ret;
+	}
 	/* Metadata is written before the directory blocks in hash order:
 	 * encode_inode wrote directory blocks already, but the hash only
 	 * needs a fixed order, which this is. */
-	if (!ret)
-		ret = writer_pwrite(b->w, b->meta_blkaddr << b->blkszbits, meta, area, b->err);
+	ret = encode_area(b, false, b->meta_size, &meta);
+	if (ret)
+		return ret;
+	ret = writer_pwrite(b->w, b->meta_blkaddr << b->blkszbits, meta,
+			    round_up_u64(b->meta_size, b->blksz), b->err);
 	free(meta);
 	if (!ret)
 		ret = write_superblock(b);

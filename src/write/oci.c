@@ -22,6 +22,7 @@
 
 #include "util/digest.h"
 #include "util/error.h"
+#include "util/fdio.h"
 #include "write/tar.h"
 
 /* JSON blobs are small; these bound what a hostile layout makes us read. */
@@ -121,8 +122,7 @@ static int read_small(struct layout *l, const char *path, size_t max, char **out
 {
 	struct stat st;
 	char *buf;
-	size_t got = 0;
-	int fd = openat(l->dirfd, path, O_RDONLY | O_CLOEXEC);
+	int fd = openat(l->dirfd, path, O_RDONLY | O_CLOEXEC), ret = 0;
 
 	*out = NULL;
 	if (fd < 0)
@@ -133,25 +133,19 @@ static int read_small(struct layout *l, const char *path, size_t max, char **out
 				l->dir, path, max);
 	}
 	buf = malloc((size_t)st.st_size + 1);
-	while (buf && got < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	if (buf)
+		ret = fd_pread_full(fd, buf, (size_t)st.st_size, 0);
 	close(fd);
 	if (!buf)
 		return err_fail(l->err, -ENOMEM, "out of memory");
-	if (got != (size_t)st.st_size) {
+	if (ret) {
 		free(buf);
-		return err_fail(l->err, -EIO, "%s: %s: short read", l->dir, path);
+		return err_fail(l->err, ret, "%s: %s: %s", l->dir, path,
+				ret == -EIO ? "short read" : strerror(-ret));
 	}
-	buf[got] = '\0';
+	buf[st.st_size] = '\0';
 	*out = buf;
-	*len = got;
+	*len = (size_t)st.st_size;
 	return 0;
 }
 

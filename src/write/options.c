@@ -185,6 +185,10 @@ static int check_compression(const ek_build_options *o, uint32_t bs, ek_error *e
 		return err_fail(err, -EINVAL,
 				"%s clusters of more than %u blocks (%u bytes with %u-byte blocks) do not mount in Linux",
 				c->name, c->cluster_blocks_max, c->cluster_blocks_max * bs, bs);
+	if (c->cluster_blocks_max && o->metabox_cluster / bs > c->cluster_blocks_max)
+		return err_fail(err, -EINVAL,
+				"metabox (-m) clusters of %u bytes: %s clusters of more than %u blocks do not mount in Linux",
+				o->metabox_cluster, c->name, c->cluster_blocks_max);
 	return 0;
 }
 
@@ -212,6 +216,15 @@ static int check_layouts(const ek_build_options *o, ek_error *err)
 		return err_fail(err, -EINVAL,
 				"packed inode cluster %u is not a multiple of the %u-byte block up to 1 MiB",
 				o->fragment_cluster, o->block_size);
+	if (!o->metabox_cluster)
+		return 0;
+	if (!compressed)
+		return err_fail(err, -EINVAL, "the metabox (-m) is compressed: it needs a compressor");
+	if (o->metabox_cluster % o->block_size || o->metabox_cluster > EROFS_MAX_PCLUSTER_BYTES ||
+	    o->metabox_cluster / o->block_size > Z_CBLKCNT_MASK)
+		return err_fail(err, -EINVAL,
+				"metabox cluster %u is not a multiple of the %u-byte block up to 1 MiB",
+				o->metabox_cluster, o->block_size);
 	return 0;
 }
 
@@ -243,6 +256,7 @@ static void resolve_layouts(struct build *b)
 			chosen(o->fragdedupe) ? (enum ek_fragdedupe)o->fragdedupe :
 			EK_FRAGDEDUPE_FULL;
 	l->inline_data = !o->no_inline_data;
+	l->metabox = o->metabox_cluster != 0;
 	l->inline_max = 0;
 }
 
@@ -265,6 +279,9 @@ int build_check_options(struct build *b)
 		ret = pool_resolve_workers(b->o.workers, &b->workers, b->err);
 	if (!ret)
 		resolve_layouts(b);
+	/* A root inside the metabox needs the 64-bit root nid of 48bit. */
+	if (b->o.metabox_cluster)
+		b->o.format_48bit = true;
 	if (b->o.format_48bit)
 		b->feature_incompat |= EROFS_INCOMPAT_48BIT;
 	return ret;

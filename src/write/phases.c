@@ -100,7 +100,7 @@ int build_open_image(struct build *b, const char *image_path)
 {
 	/* Data starts after the block holding the superblock and the
 	 * compression configuration records. */
-	uint64_t head = EROFS_SUPER_OFFSET + EROFS_SUPER_BASE_SIZE + b->sb_tail_size;
+	uint64_t head = EROFS_SUPER_OFFSET + build_super_size(b) + b->sb_tail_size;
 	int ret;
 
 	b->first_data_blk = div_round_up_u64(head, b->blksz);

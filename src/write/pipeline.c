@@ -235,19 +235,14 @@ static int read_task(struct zbuilder *zb, struct zfile *f, enum ztask_kind kind,
 
 /* Queue a file's data: read by this thread, a segment at a time, into
  * tasks that compress it (or, whole, hand it to the packed inode). */
-static int queue_file(struct zbuilder *zb, struct tnode *n, int fd, bool whole_fragment)
+static int queue_segments(struct zbuilder *zb, struct zfile *f, bool whole_fragment)
 {
 	struct build *b = zb->b;
-	struct zfile *f = new_file(zb, n, fd);
+	struct tnode *n = f->n;
 	uint64_t off, step = whole_fragment ? n->size : zb->segment;
 	unsigned int seg = 0;
 	int ret = 0;
 
-	if (!f) {
-		close(fd);
-		return err_fail(b->err, -ENOMEM, "out of memory");
-	}
-	f->cluster = zb->pcluster;
 	zb->queueing_file = true;
 	for (off = 0; off < n->size && !ret; off += step) {
 		uint64_t len = n->size - off < step ? n->size - off : step;
@@ -270,6 +265,18 @@ static int queue_file(struct zbuilder *zb, struct tnode *n, int fd, bool whole_f
 	zb->queueing_file = false;
 	/* What committed meanwhile may have made packed segments whole. */
 	return ret ? ret : queue_packed(zb, false);
+}
+
+static int queue_file(struct zbuilder *zb, struct tnode *n, int fd, bool whole_fragment)
+{
+	struct zfile *f = new_file(zb, n, fd);
+
+	if (!f) {
+		close(fd);
+		return err_fail(zb->b->err, -ENOMEM, "out of memory");
+	}
+	f->cluster = zb->pcluster;
+	return queue_segments(zb, f, whole_fragment);
 }
 
 /*
@@ -418,6 +425,25 @@ int zbuild_finish(struct build *b, int ret)
 		ret = drain(zb);
 	if (!ret)
 		ret = queue_packed(zb, true);
+	if (!ret)
+		ret = drain(zb);
+	drop_queue(zb);
+	return ret;
+}
+
+int zbuild_metabox(struct build *b, struct tnode *n, int fd)
+{
+	struct zbuilder *zb = b->z;
+	struct zfile *f = new_file(zb, n, fd);
+	int ret;
+
+	if (!f)
+		return err_fail(b->err, -ENOMEM, "out of memory");
+	/* Treated as the packed inode is: compressed whatever it saves, no
+	 * tail of its own elsewhere, its source ours (the caller closes it). */
+	f->packed = true;
+	f->cluster = zb->metabox_pcluster;
+	ret = queue_segments(zb, f, false);
 	if (!ret)
 		ret = drain(zb);
 	drop_queue(zb);

@@ -29,6 +29,7 @@
 
 #include "format/ondisk.h"
 #include "util/error.h"
+#include "util/fdio.h"
 #include "util/path.h"
 #include "write/compress.h"
 #include "write/dedupe.h"
@@ -493,7 +494,6 @@ static int spool_data(struct tar_reader *r, struct tnode *n)
 		size_t size;
 		la_int64_t offset;
 		int ret = libarchive.read_data_block(r->a, &buf, &size, &offset);
-		const char *p = buf;
 
 		if (ret == ARCHIVE_EOF)
 			break;
@@ -502,20 +502,12 @@ static int spool_data(struct tar_reader *r, struct tnode *n)
 		if (offset < 0 || (uint64_t)offset > n->size || size > n->size - (uint64_t)offset)
 			return entry_fail(r, -EUCLEAN, "data past its size of %llu bytes",
 					  (unsigned long long)n->size);
-		while (size > 0) {
-			ssize_t put = pwrite(b->spool_fd, p, size, (off_t)(base + (uint64_t)offset));
-
-			if (put < 0 && errno == EINTR)
-				continue;
-			if (put <= 0)
-				return err_fail(b->err, put < 0 ? -errno : -EIO,
-						"%s: cannot keep entry %llu's data while it is written: %s",
-						r->source, (unsigned long long)r->entry_no,
-						strerror(put < 0 ? errno : EIO));
-			p += put;
-			offset += put;
-			size -= (size_t)put;
-		}
+		ret = fd_pwrite_full(b->spool_fd, buf, size, base + (uint64_t)offset);
+		if (ret)
+			return err_fail(b->err, ret,
+					"%s: cannot keep entry %llu's data while it is written: %s",
+					r->source, (unsigned long long)r->entry_no, strerror(-ret));
+		offset += (int64_t)size;
 		if ((uint64_t)offset > written_end)
 			written_end = (uint64_t)offset;
 		build_progress(b, 0);

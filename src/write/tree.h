@@ -82,7 +82,8 @@ struct tnode {
 	uint8_t layout;
 	uint16_t xattr_icount;
 	uint32_t xattr_size;
-	uint64_t nid;
+	uint64_t nid;              /* its slot in its area ... */
+	bool in_metabox;           /* ... the metabox's data, or the plain one */
 	uint32_t serial;           /* i_ino */
 	uint64_t startblk;         /* flat layouts: first full block */
 	uint64_t nblocks;          /* data blocks owned (flat / chunk) */

@@ -12,6 +12,7 @@
 
 #include "write/writer.h"
 #include "util/error.h"
+#include "util/fdio.h"
 
 struct writer {
 	int fd;
@@ -66,7 +67,7 @@ int writer_open(const char *target, struct writer **out, ek_error *err)
 static int write_all(struct writer *w, uint64_t off, const void *buf,
 		     size_t len, ek_error *err)
 {
-	const char *p = buf;
+	int ret;
 
 	w->unflushed += len;
 	if (w->unflushed >= WRITEBACK_STEP) {
@@ -75,19 +76,9 @@ static int write_all(struct writer *w, uint64_t off, const void *buf,
 		w->unflushed = 0;
 	}
 
-	while (len > 0) {
-		ssize_t n = pwrite(w->fd, p, len, (off_t)off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return err_fail(err, -errno, "writing %s: %s", w->target,
-				       strerror(errno));
-		}
-		p += n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
+	ret = fd_pwrite_full(w->fd, buf, len, off);
+	if (ret)
+		return err_fail(err, ret, "writing %s: %s", w->target, strerror(-ret));
 	return 0;
 }
 

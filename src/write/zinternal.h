@@ -94,6 +94,7 @@ struct zbuilder {
 	struct encoder_params ep;
 	uint32_t pcluster;       /* bytes */
 	uint32_t packed_pcluster;/* the packed inode's */
+	uint32_t metabox_pcluster;/* the metabox's */
 	bool big;                /* pclusters above one block */
 	uint64_t segment;        /* bytes per segment */
 	uint64_t packed_segment; /* ... of the packed inode */

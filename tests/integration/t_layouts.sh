@@ -130,6 +130,41 @@ for opts in "-zlz4hc -E48bit" "-E48bit"; do
 		fail "compact inodes with other mtimes without -E48bit ($opts)"
 done
 
+note "-m: inodes in a compressed metabox (Linux 6.17+)"
+# Every algorithm, both block sizes, metabox clusters of one block and
+# of many, beside each layout whose bytes may live in a record (inline
+# tails, compressed tails after the inode, the packed inode's index).
+i=0
+for bs in 4096 512; do
+	for alg in lz4 lz4hc deflate zstd lzma; do
+		set -- "-Eztailpacking,dedupe" "-Efragments" "-Eall-fragments=16384" "-Enoinline_data"
+		shift $((i % 4))
+		layout=$1 i=$((i + 1))
+		m=$bs
+		[ $((i % 2)) = 0 ] && m=$([ $bs = 512 ] && echo 65536 || echo 1048576)
+		label="$alg -b$bs -m$m $layout"
+		note "$label"
+		check "$label" $([ $alg = zstd ] && echo yes || echo no) -b $bs -z$alg -C16384 -m$m $layout
+		"$EROFSKIT" dump "$T/img" >"$T/sb" || fail "dump of $label"
+		grep -q "metabox" "$T/sb" && grep -q "48bit" "$T/sb" ||
+			fail "$label: no metabox or 48bit feature"
+	done
+done
+"$EROFSKIT" mkfs -q -zlzma -C65536 -Efragments "$T/img-plain" "$T/src" || fail "mkfs without -m"
+"$EROFSKIT" mkfs -q -zlzma -C65536 -Efragments -m65536 "$T/img-mb" "$T/src" || fail "mkfs -m65536"
+[ "$(stat -c %s "$T/img-mb")" -lt "$(stat -c %s "$T/img-plain")" ] ||
+	fail "the metabox saved nothing"
+note "-m refuses what it cannot do, by name"
+for bad in "-m4096" "-zlz4 -m3000" "-zlz4 -m2M" "-zlz4 -m4096:zstd" \
+	   "-zlz4hc,9 -m4096:lz4hc,12" "-zlz4 -m4096:nope"; do
+	expect_exit 2 "$EROFSKIT" mkfs -q $bad "$T/x.img" "$T/src"
+	"$EROFSKIT" mkfs -q $bad "$T/x.img" "$T/src" 2>"$T/err" || true
+	grep -q -- "-m\|metabox" "$T/err" || { cat "$T/err" >&2; fail "mkfs $bad: the error names neither -m nor the metabox"; }
+	[ ! -e "$T/x.img" ] || fail "mkfs $bad left an image"
+done
+"$EROFSKIT" mkfs -q -zlz4hc,9 -m4096:lz4hc "$T/x.img" "$T/src" || fail "-m naming -z's algorithm again"
+rm -f "$T/x.img"
+
 note "the layouts need a compressor, and bad -E options name themselves"
 expect_exit 2 "$EROFSKIT" mkfs -q -b 512 -zlz4 -C262144 "$T/x.img" "$T/src"
 expect_exit 2 "$EROFSKIT" mkfs -q -Efragments "$T/x.img" "$T/src"

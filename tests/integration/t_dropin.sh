@@ -78,6 +78,8 @@ same_image "-z -C -E --workers= -b -L --all-root -T" \
 same_image "-z ALG,level=N, separate values" \
 	-z deflate,level=6 -C 16384 -E all-fragments -E ^dedupe --workers 1 -- \
 	-zdeflate,level=6 -C16384 -Eall-fragments -E^dedupe --workers 1
+same_image "-m SIZE:ALG (the metabox)" -zlz4hc -m 4096:lz4hc -T 5 -- -zlz4hc -m4096 -T 5
+"$E" dump dropin.img | grep -q metabox || fail "mkfs.erofs -m: no metabox in the image"
 same_image "--force-uid= --force-gid= -x -1 -U clear -d --all-time" \
 	--force-uid=7 --force-gid=8 -x -1 -U clear -d 3 -T 5 --all-time -- \
 	--force-uid 7 --force-gid 8 --no-xattrs -U 00000000-0000-0000-0000-000000000000 -T 5

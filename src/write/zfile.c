@@ -432,7 +432,7 @@ int zfile_finish(struct zbuilder *zb, struct zfile *f, struct ztask *last)
 		n->extended = n->size > UINT32_MAX;   /* its size is final now */
 	if (!ret)
 		ret = encode_index(zb, f, &tail);
-	if (!ret)
+	if (!ret && !f->packed)   /* the packed inode and the metabox are ours */
 		b->stats->compressed_files++;
 	return ret;
 }

@@ -52,6 +52,8 @@ expect mkfs.json 'sorted(j["layouts"])' "['dedupe_hits', 'fragment_files', 'frag
 expect mkfs.json 'j["layouts"]["fragment_files"] >= 1 and j["layouts"]["fragment_tails"] >= 1' True
 expect mkfs.json 'j["layouts"]["dedupe_hits"] > 0' True
 expect mkfs.json 'j["layouts"]["inline_tails"]' 0
+# the user's files, not the packed inode
+expect mkfs.json 'j["compressed_files"]' 3
 expect mkfs.json 'isinstance(j["seconds"], float)' True
 
 rc=0

@@ -29,9 +29,19 @@ struct dedupe {
 	bool every_size;            /* a stream: sizes to come are unknown */
 	size_t cap;
 	struct digtab flat;         /* (digest, size) -> startblk << 1 | inline */
+	struct digtab first;        /* (digest, size) -> the first copy's tnode */
 	struct tnode *pending;      /* the file being written, and its digest */
 	uint8_t digest[DIGEST_SIZE];
 };
+
+/* Files smaller than this are not looked at.  Their data is all inline,
+ * so there are no blocks to share; but in a metabox the records of copies
+ * are placed together (layout.c), where compression finds their tails
+ * again, so every size counts there. */
+static uint64_t min_size(const struct build *b)
+{
+	return b->lay.metabox ? 1 : b->blksz + 1ull;
+}
 
 static size_t size_slot(const struct dedupe *d, uint64_t size)
 {
@@ -51,7 +61,7 @@ int dedupe_plan(struct build *b)
 	if (!b->lay.dedupe)
 		return 0;
 	for (n = b->tree.first; n; n = n->next)
-		files += S_ISREG(n->mode) && n->size > b->blksz;
+		files += S_ISREG(n->mode) && n->size >= min_size(b);
 	d = calloc(1, sizeof(*d));
 	for (d && (d->cap = 64); d && d->cap < files * 2; d->cap *= 2)
 		;
@@ -62,7 +72,7 @@ int dedupe_plan(struct build *b)
 	for (n = b->tree.first; n; n = n->next) {
 		struct size_count *s;
 
-		if (!S_ISREG(n->mode) || n->size <= b->blksz)
+		if (!S_ISREG(n->mode) || n->size < min_size(b))
 			continue;
 		s = &d->sizes[size_slot(d, n->size)];
 		s->size = n->size;
@@ -94,6 +104,7 @@ void dedupe_free(struct build *b)
 
 	if (d) {
 		digtab_free(&d->flat);
+		digtab_free(&d->first);
 		free(d->sizes);
 		free(d);
 		b->dedupe = NULL;
@@ -120,6 +131,18 @@ static int file_digest(struct build *b, const struct tnode *n, int fd, uint8_t *
 	return ret;
 }
 
+/* n has first's content: its record goes after first's (and the copies
+ * before it) in a metabox. */
+static void link_copy(struct tnode *first, struct tnode *n)
+{
+	struct tnode **at = &first->copies;
+
+	while (*at)
+		at = &(*at)->copies;
+	*at = n;
+	n->is_copy = true;
+}
+
 int dedupe_flat(struct build *b, struct tnode *n, int fd, uint8_t *buf, bool *done)
 {
 	struct dedupe *d = b->dedupe;
@@ -128,13 +151,22 @@ int dedupe_flat(struct build *b, struct tnode *n, int fd, uint8_t *buf, bool *do
 	int ret;
 
 	*done = false;
-	if (!d || n->size <= b->blksz ||
+	if (!d || n->size < min_size(b) ||
 	    (!d->every_size && d->sizes[size_slot(d, n->size)].count < 2))
 		return 0;
 	ret = file_digest(b, n, fd, buf, d->digest);
 	if (ret)
 		return ret;
 	d->pending = n;
+	if (digtab_find(&d->first, d->digest, n->size, &found))
+		link_copy((struct tnode *)(uintptr_t)found, n);
+	if (n->size <= b->blksz) {
+		/* All inline: written as it is, only its record placed. */
+		d->pending = NULL;
+		if (!n->is_copy && digtab_add(&d->first, d->digest, n->size, (uintptr_t)n))
+			return err_fail(b->err, -ENOMEM, "out of memory");
+		return 0;
+	}
 	if (!digtab_find(&d->flat, d->digest, n->size, &found))
 		return 0;
 	/* The first copy's tail is inline only if it fitted beside its own
@@ -173,7 +205,8 @@ int dedupe_flat_written(struct build *b, const struct tnode *n)
 		return 0;
 	d->pending = NULL;
 	value = n->startblk << 1 | (n->layout == EROFS_LAYOUT_FLAT_INLINE);
-	if (digtab_add(&d->flat, d->digest, n->size, value))
+	if (digtab_add(&d->flat, d->digest, n->size, value) ||
+	    (!n->is_copy && digtab_add(&d->first, d->digest, n->size, (uintptr_t)n)))
 		return err_fail(b->err, -ENOMEM, "out of memory");
 	return 0;
 }

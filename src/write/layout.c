@@ -123,15 +123,21 @@ static int place_records(struct build *b, bool metabox, uint64_t *size)
 		p.cursor = round_up_u64(b->shared_xattr_size ? b->shared_xattr_size : 1,
 					EROFS_SLOT_SIZE);
 	for (n = b->tree.first; n; n = n->next) {
-		uint64_t rec = tnode_core_size(n) + n->xattr_size;
+		struct tnode *c;
 
-		if (n->in_metabox != metabox)
+		if (n->in_metabox != metabox || (metabox && n->is_copy))
 			continue;
-		rec += n->layout == EROFS_LAYOUT_FLAT_INLINE ? n->inline_size : n->meta_extra;
-		if (rec > UINT32_MAX)
-			return err_fail(b->err, -EFBIG, "inode metadata too large");
-		n->record_size = (uint32_t)rec;
-		n->nid = place(&p, n->record_size) / EROFS_SLOT_SIZE;
+		/* Copies of a file right after it, in a metabox: compression
+		 * then finds their inline tails within one cluster. */
+		for (c = n; c; c = metabox ? c->copies : NULL) {
+			uint64_t rec = tnode_core_size(c) + c->xattr_size;
+
+			rec += c->layout == EROFS_LAYOUT_FLAT_INLINE ? c->inline_size : c->meta_extra;
+			if (rec > UINT32_MAX)
+				return err_fail(b->err, -EFBIG, "inode metadata too large");
+			c->record_size = (uint32_t)rec;
+			c->nid = place(&p, c->record_size) / EROFS_SLOT_SIZE;
+		}
 	}
 	*size = p.cursor;
 	return 0;

@@ -95,6 +95,11 @@ struct tnode {
 	struct tindex *z;     /* compressed files */
 	uint32_t meta_extra;       /* compressed: index bytes (incl. padding) */
 
+	struct tnode *copies;      /* dedupe: later files of the same content,
+	                              whose records follow this one's in a
+	                              metabox (a chain through their own) */
+	bool is_copy;              /* ... on such a chain */
+
 	struct tnode *next;       /* all inodes, in nid-assignment order */
 };
 

@@ -158,7 +158,8 @@ int dedupe_flat(struct build *b, struct tnode *n, int fd, uint8_t *buf, bool *do
 	if (ret)
 		return ret;
 	d->pending = n;
-	if (digtab_find(&d->first, d->digest, n->size, &found))
+	/* Only a metabox places records by their copies. */
+	if (b->lay.metabox && digtab_find(&d->first, d->digest, n->size, &found))
 		link_copy((struct tnode *)(uintptr_t)found, n);
 	if (n->size <= b->blksz) {
 		/* All inline: written as it is, only its record placed. */
@@ -206,7 +207,8 @@ int dedupe_flat_written(struct build *b, const struct tnode *n)
 	d->pending = NULL;
 	value = n->startblk << 1 | (n->layout == EROFS_LAYOUT_FLAT_INLINE);
 	if (digtab_add(&d->flat, d->digest, n->size, value) ||
-	    (!n->is_copy && digtab_add(&d->first, d->digest, n->size, (uintptr_t)n)))
+	    (b->lay.metabox && !n->is_copy &&
+	     digtab_add(&d->first, d->digest, n->size, (uintptr_t)n)))
 		return err_fail(b->err, -ENOMEM, "out of memory");
 	return 0;
 }

@@ -20,6 +20,7 @@
 
 struct packed {
 	int fd;
+	int compressed_fd;         /* its compressed segments, until placed */
 	uint64_t size;
 	struct digtab seen;        /* (digest, length) -> offset */
 };
@@ -28,6 +29,8 @@ int packed_open(struct build *b, const char *image_path)
 {
 	struct packed *p = calloc(1, sizeof(*p));
 	char *copy = strdup(image_path);
+	const char *dir = copy ? dirname(copy) : NULL;
+	int e = 0;
 
 	if (!p || !copy) {
 		free(p);
@@ -36,16 +39,18 @@ int packed_open(struct build *b, const char *image_path)
 	}
 	/* Unnamed, so that nothing is left behind, on the image's own
 	 * filesystem, which has room for the image anyway. */
-	p->fd = open(dirname(copy), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (p->fd < 0) {
-		int e = errno;
-
+	p->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	p->compressed_fd = p->fd < 0 ? -1 : open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (p->compressed_fd < 0) {
+		e = errno;
+		if (p->fd >= 0)
+			close(p->fd);
 		free(p);
-		free(copy);
-		return err_fail(b->err, -e, "%s: cannot create a temporary file for the packed inode: %s",
-				image_path, strerror(e));
 	}
 	free(copy);
+	if (e)
+		return err_fail(b->err, -e, "%s: cannot create a temporary file for the packed inode: %s",
+				image_path, strerror(e));
 	b->packed = p;
 	return 0;
 }
@@ -56,6 +61,7 @@ void packed_close(struct build *b)
 
 	if (p) {
 		close(p->fd);
+		close(p->compressed_fd);
 		digtab_free(&p->seen);
 		free(p);
 		b->packed = NULL;
@@ -65,6 +71,11 @@ void packed_close(struct build *b)
 int packed_fd(const struct build *b)
 {
 	return b->packed->fd;
+}
+
+int packed_compressed_fd(const struct build *b)
+{
+	return b->packed->compressed_fd;
 }
 
 static int write_all(struct build *b, struct packed *p, const uint8_t *data, size_t len)

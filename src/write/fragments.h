@@ -32,6 +32,9 @@ bool packed_dedupes(const struct build *b, bool whole);
  * packed_size() bytes so far. */
 int packed_node(struct build *b, struct tnode **packed);
 int packed_fd(const struct build *b);
+/* A second temporary file, where the pipeline keeps the packed inode's
+ * compressed segments until it places them in the image. */
+int packed_compressed_fd(const struct build *b);
 uint64_t packed_size(const struct build *b);
 
 #endif

@@ -5,9 +5,10 @@
  * file or long symlink); workers compress segments in any order; the
  * building thread commits tasks strictly in queue order, so block
  * addresses, fragment offsets and the image never depend on timing.  At
- * most a fixed window of tasks (and bytes) is in flight.  Last comes the
- * packed inode, the fragments gathered meanwhile, compressed like any
- * other file.
+ * most a fixed window of tasks (and bytes) is in flight.  The packed
+ * inode's data, the fragments as they commit, is compressed meanwhile in
+ * segments of its own, which no commit waits for; their pclusters go
+ * last, after every file's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include "codec/probe.h"
 #include "util/digest.h"
 #include "util/error.h"
+#include "util/fdio.h"
 #include "write/compress.h"
 #include "write/fragments.h"
 #include "write/source.h"
@@ -47,14 +49,46 @@ static void look_at_fragment(struct zbuilder *zb, struct ztask *t)
 		digest_of(t->in, (size_t)t->len, t->digest);
 }
 
+/* A packed segment's pclusters, out of memory until they are placed at
+ * the end: wherever the spill file has room (the order of the image is
+ * that of the segments, whatever the order they finish in). */
+static void spill(struct zbuilder *zb, struct ztask *t)
+{
+	int ret;
+
+	pthread_mutex_lock(&zb->lock);
+	t->spill_off = zb->spill_end;
+	zb->spill_end += t->data_len;
+	pthread_mutex_unlock(&zb->lock);
+	if (!t->error && t->data_len) {
+		ret = fd_pwrite_full(packed_compressed_fd(zb->b), t->data, t->data_len,
+				     t->spill_off);
+		if (ret)
+			t->error = err_fail(&t->err, ret, "writing the packed inode's compressed data: %s",
+					    strerror(-ret));
+	}
+	free(t->data);
+	t->data = NULL;
+	t->data_cap = 0;
+	free(t->in);
+	t->in = NULL;
+	pthread_mutex_lock(&zb->lock);
+	zb->packed_compressing--;
+	pthread_cond_signal(&zb->spilled);
+	pthread_mutex_unlock(&zb->lock);
+}
+
 static void run_job(struct pool_job *job, unsigned int worker)
 {
 	struct ztask *t = (struct ztask *)job;
 
-	if (t->kind == ZT_FRAGMENT)
+	if (t->kind == ZT_FRAGMENT) {
 		look_at_fragment(t->zb, t);
-	else
-		zsegment_compress(t->zb, t, &t->zb->wk[worker]);
+		return;
+	}
+	zsegment_compress(t->zb, t, &t->zb->wk[worker]);
+	if (t->deferred)
+		spill(t->zb, t);
 }
 
 static void free_task(struct ztask *t)
@@ -137,17 +171,23 @@ static int commit_head(struct zbuilder *zb)
 	return ret;
 }
 
-static void drop_queue(struct zbuilder *zb)
+static void drop_list(struct zbuilder *zb, struct ztask **head, struct ztask **tail)
 {
-	while (zb->head) {
-		struct ztask *t = zb->head;
+	while (*head) {
+		struct ztask *t = *head;
 
-		zb->head = t->qnext;
+		*head = t->qnext;
 		if (t->kind != ZT_RAW && zb->pool)
 			pool_wait(zb->pool, &t->job);
 		free_task(t);
 	}
-	zb->tail = NULL;
+	*tail = NULL;
+}
+
+static void drop_queue(struct zbuilder *zb)
+{
+	drop_list(zb, &zb->head, &zb->tail);
+	drop_list(zb, &zb->packed_head, &zb->packed_tail);
 	zb->inflight = 0;
 	zb->inflight_bytes = 0;
 }
@@ -233,17 +273,22 @@ static int read_task(struct zbuilder *zb, struct zfile *f, enum ztask_kind kind,
 	return len ? source_pread(zb->b, f->n, f->fd, t->in, (size_t)len, off) : 0;
 }
 
-/* Queue a file's data: read by this thread, a segment at a time, into
- * tasks that compress it (or, whole, hand it to the packed inode). */
-static int queue_segments(struct zbuilder *zb, struct zfile *f, bool whole_fragment)
+/* Queue a file's data: read by this thread, `step` bytes at a time, into
+ * tasks that compress it (or, whole, hand it to the packed inode).  Its
+ * segments follow each other in the queue, so that its blocks form one
+ * run (a file that falls back to being stored uncompressed rewinds over
+ * them). */
+static int queue_segments(struct zbuilder *zb, struct zfile *f, bool whole_fragment,
+			  uint64_t step)
 {
 	struct build *b = zb->b;
 	struct tnode *n = f->n;
-	uint64_t off, step = whole_fragment ? n->size : zb->segment;
+	uint64_t off;
 	unsigned int seg = 0;
 	int ret = 0;
 
-	zb->queueing_file = true;
+	if (whole_fragment)
+		step = n->size;
 	for (off = 0; off < n->size && !ret; off += step) {
 		uint64_t len = n->size - off < step ? n->size - off : step;
 		struct ztask *t = NULL;
@@ -262,9 +307,7 @@ static int queue_segments(struct zbuilder *zb, struct zfile *f, bool whole_fragm
 		t->segment = seg++;
 		enqueue(zb, t);
 	}
-	zb->queueing_file = false;
-	/* What committed meanwhile may have made packed segments whole. */
-	return ret ? ret : queue_packed(zb, false);
+	return ret;
 }
 
 static int queue_file(struct zbuilder *zb, struct tnode *n, int fd, bool whole_fragment)
@@ -276,18 +319,21 @@ static int queue_file(struct zbuilder *zb, struct tnode *n, int fd, bool whole_f
 		return err_fail(zb->b->err, -ENOMEM, "out of memory");
 	}
 	f->cluster = zb->pcluster;
-	return queue_segments(zb, f, whole_fragment);
+	return queue_segments(zb, f, whole_fragment, zb->segment);
 }
 
 /*
  * The packed inode's segments.  Its data grows as fragments commit, and a
- * segment is queued as soon as it is whole, so that workers compress it
- * beside the files still coming (the queue's window is a constant, so
- * where each lands does not depend on the number of workers).  Its
- * pclusters thus lie in runs apart; the compact index can say so when
- * every jump falls at the start of an index pack: with no xattrs its
- * first 6 lclusters are in 4-byte packs and then packs of 16 follow, so
- * segments end at lcluster 6 + 16k.
+ * segment goes to the workers as soon as it is whole, to be compressed
+ * beside the files still coming.  No commit waits for it: behind a slow
+ * one in the queue, the fragments that make the next segment could not
+ * commit, and the other workers had nothing to do (3.2 s of a 14 s lz4hc
+ * build of the small-files tree).  So its pclusters are placed only at
+ * the end, after every file's, in the segments' order; meanwhile they
+ * wait in a spill file.  Its first 6 lclusters are in 4-byte packs of
+ * the compact index and then packs of 16 follow: segments end at lcluster
+ * 6 + 16k, where a jump (a pcluster found stored already) would be
+ * easiest to index.
  */
 #define PACKED_FIRST_PACK 6u
 
@@ -304,14 +350,66 @@ static uint64_t packed_segment_len(const struct zbuilder *zb, unsigned int segme
 	return segment ? len : len + PACKED_FIRST_PACK * zb->b->blksz;
 }
 
+/* To the workers, once fewer than the most allowed are compressing;
+ * with no workers, compressed here and now. */
+static void submit_packed(struct zbuilder *zb, struct ztask *t)
+{
+	t->zb = zb;
+	t->deferred = true;
+	if (zb->packed_tail)
+		zb->packed_tail->qnext = t;
+	else
+		zb->packed_head = t;
+	zb->packed_tail = t;
+	pthread_mutex_lock(&zb->lock);
+	while (zb->packed_compressing >= zb->packed_compressing_max)
+		pthread_cond_wait(&zb->spilled, &zb->lock);
+	zb->packed_compressing++;
+	pthread_mutex_unlock(&zb->lock);
+	t->job.run = run_job;
+	if (zb->pool)
+		pool_submit(zb->pool, &t->job);
+	else
+		run_job(&t->job, 0);
+}
+
+/* The packed inode's pclusters, after every file's, in order. */
+static int place_packed(struct zbuilder *zb)
+{
+	int ret = 0;
+
+	while (!ret && zb->packed_head) {
+		struct ztask *t = zb->packed_head;
+
+		zb->packed_head = t->qnext;
+		if (zb->pool)
+			pool_wait(zb->pool, &t->job);
+		if (!t->error && t->data_len) {
+			t->data = malloc(t->data_len);
+			ret = t->data ? fd_pread_full(packed_compressed_fd(zb->b), t->data,
+						      t->data_len, t->spill_off) : -ENOMEM;
+			if (ret)
+				ret = err_fail(zb->b->err, ret,
+					       "reading the packed inode's compressed data back: %s",
+					       strerror(-ret));
+		}
+		if (!ret)
+			ret = zfile_add_segment(zb, t->file, t);
+		if (!ret && t->last)
+			ret = zfile_finish(zb, t->file, t);
+		free_task(t);
+	}
+	if (!zb->packed_head)
+		zb->packed_tail = NULL;
+	return ret;
+}
+
 static int queue_packed(struct zbuilder *zb, bool end)
 {
 	struct build *b = zb->b;
 	uint64_t have = b->packed ? packed_size(b) : 0;
 	int ret = 0;
 
-	if (zb->queueing_file && !end)
-		return 0;   /* queue_file() calls again when done */
 	while (!ret) {
 		struct zfile *f = zb->packed;
 		unsigned int seg = f ? f->queued_segments : 0;
@@ -345,9 +443,7 @@ static int queue_packed(struct zbuilder *zb, bool end)
 		}
 		t->segment = f->queued_segments++;
 		zb->packed_queued += t->len;
-		/* Beyond the window, by a segment at most: it is queued from a
-		 * commit, which a window already full may be waiting on. */
-		enqueue(zb, t);
+		submit_packed(zb, t);
 		if (last)
 			break;
 	}
@@ -398,22 +494,32 @@ static int drain(struct zbuilder *zb)
 	return ret;
 }
 
-int zbuild_add(struct build *b, struct tnode *n)
+static int add_planned(struct zbuilder *zb, struct tnode *n, enum plan plan)
 {
-	struct zbuilder *zb = b->z;
-	enum plan plan;
 	int fd, ret;
 
-	/* The packed inode joins the list while it is walked. */
-	if ((!S_ISREG(n->mode) && !S_ISLNK(n->mode)) || n == b->packed_inode)
-		return 0;
-	ret = plan_file(zb, n, &plan);
-	if (ret)
-		return ret;
 	if (plan == PLAN_RAW)
 		return queue_raw(zb, n);
-	ret = source_open(b, n, &fd);
+	ret = source_open(zb->b, n, &fd);
 	return ret ? ret : queue_file(zb, n, fd, plan == PLAN_FRAGMENT);
+}
+
+/* Whether n's data goes through the pipeline at all: the packed inode
+ * joins the list while it is walked. */
+static bool has_data(const struct build *b, const struct tnode *n)
+{
+	return (S_ISREG(n->mode) || S_ISLNK(n->mode)) && n != b->packed_inode;
+}
+
+int zbuild_add(struct build *b, struct tnode *n)
+{
+	enum plan plan;
+	int ret;
+
+	if (!has_data(b, n))
+		return 0;
+	ret = plan_file(b->z, n, &plan);
+	return ret ? ret : add_planned(b->z, n, plan);
 }
 
 int zbuild_finish(struct build *b, int ret)
@@ -426,7 +532,7 @@ int zbuild_finish(struct build *b, int ret)
 	if (!ret)
 		ret = queue_packed(zb, true);
 	if (!ret)
-		ret = drain(zb);
+		ret = place_packed(zb);
 	drop_queue(zb);
 	return ret;
 }
@@ -443,7 +549,7 @@ int zbuild_metabox(struct build *b, struct tnode *n, int fd)
 	 * tail of its own elsewhere, its source ours (the caller closes it). */
 	f->packed = true;
 	f->cluster = zb->metabox_pcluster;
-	ret = queue_segments(zb, f, false);
+	ret = queue_segments(zb, f, false, zb->metabox_segment);
 	if (!ret)
 		ret = drain(zb);
 	drop_queue(zb);

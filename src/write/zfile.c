@@ -227,9 +227,10 @@ static int fall_back(struct zbuilder *zb, struct zfile *f)
 	int ret = 0;
 
 	/* Its own blocks are given back only when they are the last ones
-	 * written (the queue's order sees to that: packed segments wait
-	 * while a file is queued); were anything written after them, they
-	 * would stay, unused, rather than be written over. */
+	 * written (the queue's order sees to that: a file's segments follow
+	 * each other, and the packed inode's pclusters come after every
+	 * file's); were anything written after them, they would stay,
+	 * unused, rather than be written over. */
 	if (b->data_blk - f->first_blk == f->own_blocks) {
 		ret = writer_discard(b->w, f->first_blk << b->blkszbits,
 				     f->own_blocks << b->blkszbits, b->err);
@@ -286,9 +287,8 @@ static int encode_one(struct zbuilder *zb, struct zfile *f, const struct tail *t
 
 /*
  * The compact index when it can say where every pcluster is: always when
- * they follow each other; when they do not (some are another file's, or
- * the packed inode's segments lie apart), only if every jump falls at the
- * start of a pack.  An inline tail was sized for the form needs_full()
+ * they follow each other; when they do not (some are another file's),
+ * only if every jump falls at the start of a pack.  An inline tail was sized for the form needs_full()
  * gave, which is kept.
  */
 static int encode_index(struct zbuilder *zb, struct zfile *f, const struct tail *tail)

@@ -86,6 +86,10 @@ struct ztask {
 	bool compressible;
 	uint8_t digest[DIGEST_SIZE];
 	struct ztask *qnext;     /* commit order */
+	/* A segment of the packed inode: its pclusters wait, spilled to
+	 * packed_compressed_fd() at spill_off by its worker, for the end. */
+	bool deferred;
+	uint64_t spill_off;
 };
 
 struct zbuilder {
@@ -108,10 +112,16 @@ struct zbuilder {
 	struct zfile *open;
 	struct zfile *packed;    /* the packed inode, once its data flows */
 	uint64_t packed_queued;  /* ... bytes of it queued */
-	/* A file's segments are being queued: the packed inode's wait until
-	 * they all are, so that each file's blocks stay in one run (a file
-	 * that falls back to being stored uncompressed rewinds over them). */
-	bool queueing_file;
+	uint64_t metabox_segment;/* bytes per segment of the metabox */
+	/* The packed inode's segments, off the ordered queue: compressed
+	 * beside the files, spilled, placed after them all in this order. */
+	struct ztask *packed_head, *packed_tail;
+	unsigned int packed_compressing;  /* submitted and not yet spilled */
+	unsigned int packed_compressing_max;
+	uint64_t spill_end;      /* bytes spilled so far */
+	pthread_mutex_t lock;    /* guards packed_compressing, spill_end */
+	pthread_cond_t spilled;
+	bool lock_ready;
 };
 
 /* zsegment.c: compress task->[off, off+len) of its file. */

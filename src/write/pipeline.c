@@ -23,6 +23,7 @@
 #include "util/fdio.h"
 #include "write/compress.h"
 #include "write/fragments.h"
+#include "write/order.h"
 #include "write/source.h"
 #include "write/zinternal.h"
 
@@ -556,13 +557,42 @@ int zbuild_metabox(struct build *b, struct tnode *n, int fd)
 	return ret;
 }
 
+/* Every file of the tree; those that go whole into the packed inode
+ * last, in likeness order (order.c), the others in the tree's. */
 int zbuild_write_all(struct build *b)
 {
-	struct tnode *n;
+	struct tnode *n, **whole = NULL;
+	size_t count = 0, cap = 0, i;
 	int ret = 0;
 
 	b->data_blk = b->first_data_blk;
-	for (n = b->tree.first; n && !ret; n = n->next)
-		ret = zbuild_add(b, n);
+	for (n = b->tree.first; n && !ret; n = n->next) {
+		enum plan plan;
+
+		if (!has_data(b, n))
+			continue;
+		ret = plan_file(b->z, n, &plan);
+		if (ret || plan != PLAN_FRAGMENT) {
+			ret = ret ? ret : add_planned(b->z, n, plan);
+			continue;
+		}
+		if (count == cap) {
+			size_t more = cap ? cap * 2 : 256;
+			struct tnode **grown = realloc(whole, more * sizeof(*whole));
+
+			if (!grown) {
+				ret = err_fail(b->err, -ENOMEM, "out of memory");
+				break;
+			}
+			whole = grown;
+			cap = more;
+		}
+		whole[count++] = n;
+	}
+	if (!ret && order_by_likeness(whole, count))
+		ret = err_fail(b->err, -ENOMEM, "out of memory");
+	for (i = 0; i < count && !ret; i++)
+		ret = add_planned(b->z, whole[i], PLAN_FRAGMENT);
+	free(whole);
 	return zbuild_finish(b, ret);
 }

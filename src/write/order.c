@@ -42,11 +42,16 @@ static int compare_names(const void *pa, const void *pb)
 
 int order_by_likeness(struct tnode **files, size_t count)
 {
-	struct named *v = calloc(count ? count : 1, sizeof(*v));
-	bool *gathered = calloc(count ? count : 1, sizeof(*gathered));
-	struct tnode **out = calloc(count ? count : 1, sizeof(*out));
+	struct named *v;
+	bool *gathered;
+	struct tnode **out;
 	size_t i, j, k, placed = 0;
 
+	if (count < ALIKE_NAMES_MIN)
+		return 0;   /* none to gather (and files may be NULL) */
+	v = calloc(count, sizeof(*v));
+	gathered = calloc(count, sizeof(*gathered));
+	out = calloc(count, sizeof(*out));
 	if (!v || !gathered || !out) {
 		free(v);
 		free(gathered);

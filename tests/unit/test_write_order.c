@@ -82,6 +82,7 @@ static void seven_namesakes_stay_in_place(void **state)
 	for (i = 0; i < 28; i++)
 		assert_ptr_equal(files[i], before[i]);
 	assert_int_equal(order_by_likeness(files, 0), 0);
+	assert_int_equal(order_by_likeness(NULL, 0), 0);   /* no small file at all */
 }
 
 int main(void)

@@ -88,7 +88,7 @@ static void run_job(struct pool_job *job, unsigned int worker)
 		return;
 	}
 	zsegment_compress(t->zb, t, &t->zb->wk[worker]);
-	if (t->deferred)
+	if (t->file == t->zb->packed)   /* placed only at the end */
 		spill(t->zb, t);
 }
 
@@ -204,14 +204,19 @@ static int make_room(struct zbuilder *zb, uint64_t len)
 	return ret;
 }
 
+static void append(struct ztask **head, struct ztask **tail, struct ztask *t)
+{
+	if (*tail)
+		(*tail)->qnext = t;
+	else
+		*head = t;
+	*tail = t;
+}
+
 static void enqueue(struct zbuilder *zb, struct ztask *t)
 {
 	t->zb = zb;
-	if (zb->tail)
-		zb->tail->qnext = t;
-	else
-		zb->head = t;
-	zb->tail = t;
+	append(&zb->head, &zb->tail, t);
 	zb->inflight++;
 	if (t->kind == ZT_RAW)
 		return;
@@ -356,12 +361,7 @@ static uint64_t packed_segment_len(const struct zbuilder *zb, unsigned int segme
 static void submit_packed(struct zbuilder *zb, struct ztask *t)
 {
 	t->zb = zb;
-	t->deferred = true;
-	if (zb->packed_tail)
-		zb->packed_tail->qnext = t;
-	else
-		zb->packed_head = t;
-	zb->packed_tail = t;
+	append(&zb->packed_head, &zb->packed_tail, t);
 	pthread_mutex_lock(&zb->lock);
 	while (zb->packed_compressing >= zb->packed_compressing_max)
 		pthread_cond_wait(&zb->spilled, &zb->lock);

@@ -88,7 +88,6 @@ struct ztask {
 	struct ztask *qnext;     /* commit order */
 	/* A segment of the packed inode: its pclusters wait, spilled to
 	 * packed_compressed_fd() at spill_off by its worker, for the end. */
-	bool deferred;
 	uint64_t spill_off;
 };
 

@@ -32,6 +32,13 @@ void fmt_zmap_header_encode(uint8_t *p, uint16_t advise, uint8_t algorithm,
 	p[7] = 0;    /* lclusterbits == blkszbits */
 }
 
+void fmt_zmap_header_encode_extents(uint8_t *p, uint16_t advise, uint64_t count)
+{
+	put_le32(p, (uint32_t)count);
+	put_le16(p + 4, advise);
+	put_le16(p + 6, (uint16_t)(count >> 32));
+}
+
 void fmt_zmap_header_encode_whole_fragment(uint8_t *p, uint64_t off)
 {
 	put_le64(p, off | (uint64_t)Z_WHOLE_FRAGMENT_BIT << 56);

@@ -21,6 +21,12 @@
 #define Z_ADVISE_INTERLACED_PCLUSTER 0x0010u
 #define Z_ADVISE_FRAGMENT_PCLUSTER   0x0020u
 #define Z_ADVISE_KNOWN               0x003Fu
+/* with EXTENTS, bits 1-2 give the record size: 4 << code bytes */
+#define Z_ADVISE_EXTRECSZ_SHIFT      1
+#define Z_EXTENT_RECSZ               16u  /* the records writers use */
+#define Z_EXTENT_PLEN_MASK           0x1FFFFFu
+#define Z_EXTENT_PARTIAL             (1u << 27)
+#define Z_EXTENT_FMT_SHIFT           28
 
 #define Z_HEADER_SIZE                8u
 #define Z_FULL_INDEX_SIZE            8u
@@ -56,6 +62,8 @@ struct fmt_zmap_header {
 void fmt_zmap_header_decode(const uint8_t *p, struct fmt_zmap_header *h);
 void fmt_zmap_header_encode(uint8_t *p, uint16_t advise, uint8_t algorithm,
 			    uint32_t fragment_or_idata);
+/* The header of encoded extents: advise and the record count. */
+void fmt_zmap_header_encode_extents(uint8_t *p, uint16_t advise, uint64_t count);
 /* The header of a file whose whole data is a fragment at off (< 2^63). */
 void fmt_zmap_header_encode_whole_fragment(uint8_t *p, uint64_t off);
 
@@ -160,6 +168,16 @@ int fmt_zindex_encode_compact(const struct fmt_lcluster *lc, uint64_t nlc,
 			      const struct fmt_compact_layout *l,
 			      unsigned int lclusterbits, bool big, uint8_t *out,
 			      fmt_why *why);
+
+/*
+ * Encoded extents (spec 6.14, 48-bit images): one 16-byte record per
+ * extent, its pcluster's byte address and length and its logical start,
+ * in place of a record per lcluster.  A tail extent must be a fragment
+ * at fragment_off (no inline tail).  out holds n * Z_EXTENT_RECSZ bytes.
+ */
+void fmt_zindex_encode_extents(const struct fmt_zextent *ext, size_t n,
+			       unsigned int blkszbits, unsigned int algorithm,
+			       uint64_t fragment_off, uint8_t *out);
 
 /* ------------------------------------------------------------ configs */
 

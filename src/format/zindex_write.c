@@ -162,3 +162,33 @@ int fmt_zindex_encode_compact(const struct fmt_lcluster *lc, uint64_t nlc,
 	}
 	return 0;
 }
+
+void fmt_zindex_encode_extents(const struct fmt_zextent *ext, size_t n,
+			       unsigned int blkszbits, unsigned int algorithm,
+			       uint64_t fragment_off, uint8_t *out)
+{
+	size_t i;
+
+	memset(out, 0, n * Z_EXTENT_RECSZ);
+	for (i = 0; i < n; i++) {
+		uint8_t *rec = out + i * Z_EXTENT_RECSZ;
+		uint64_t pstart = ext[i].blkaddr << blkszbits;
+		uint32_t plen = (uint32_t)ext[i].blocks << blkszbits;
+
+		if (ext[i].tail) {
+			/* A fragment: its offset in the packed inode, split
+			 * over the length and address words. */
+			plen = (uint32_t)fragment_off;
+			pstart = fragment_off >> 32;
+		} else {
+			/* Format 0 is stored as is, n the algorithm n - 1. */
+			plen |= (ext[i].plain ? 0 : algorithm + 1) << Z_EXTENT_FMT_SHIFT;
+			if (ext[i].partial)
+				plen |= Z_EXTENT_PARTIAL;
+		}
+		put_le32(rec, plen);
+		put_le32(rec + 4, (uint32_t)pstart);
+		put_le32(rec + 8, (uint32_t)(pstart >> 32));
+		put_le32(rec + 12, (uint32_t)ext[i].la);
+	}
+}

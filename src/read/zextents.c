@@ -12,8 +12,6 @@
 #include "read/zextents.h"
 
 #define CKPT 64u
-#define PLEN_MASK 0x1FFFFFu
-#define PLEN_PARTIAL (1u << 27)
 #define HOLE_RUN_MAX 4096u
 
 static int bad(ek_inode *inode, ek_error *err, const char *what, uint64_t k)
@@ -63,7 +61,7 @@ static int build_checkpoints(ek_inode *inode, ek_error *err)
 		if (ret)
 			return ret;
 		for (j = 0; j < m; j++)
-			sum += get_le32(buf + 4 * j) & PLEN_MASK;
+			sum += get_le32(buf + 4 * j) & Z_EXTENT_PLEN_MASK;
 	}
 	return 0;
 }
@@ -80,7 +78,7 @@ int zextents_init(ek_inode *inode, const struct fmt_zmap_header *h,
 		return err_fail(err, -EUCLEAN, "inode %llu: encoded extents without the 48bit feature",
 			       (unsigned long long)inode->nid);
 	z->extents = true;
-	z->extent_recsz = 4u << ((z->advise >> 1) & 3);
+	z->extent_recsz = 4u << ((z->advise >> Z_ADVISE_EXTRECSZ_SHIFT) & 3);
 	z->tail_fragment = z->advise & Z_ADVISE_FRAGMENT_PCLUSTER;
 	if (z->tail_fragment && !img->packed)
 		return err_fail(err, -EUCLEAN, "inode %llu: fragment tail without a packed inode",
@@ -124,9 +122,9 @@ static int describe(ek_inode *inode, uint64_t k, uint32_t plen, uint64_t pstart,
 		    ek_extent *out, ek_error *err)
 {
 	ek_image *img = inode->img;
-	uint32_t len = plen & PLEN_MASK, fmt = plen >> 28;
+	uint32_t len = plen & Z_EXTENT_PLEN_MASK, fmt = plen >> Z_EXTENT_FMT_SHIFT;
 
-	out->partial = !!(plen & PLEN_PARTIAL);
+	out->partial = !!(plen & Z_EXTENT_PARTIAL);
 	if (!len) {
 		out->kind = EK_EXTENT_HOLE;
 		return 0;
@@ -173,7 +171,7 @@ static int map_fixed(ek_inode *inode, uint64_t la, ek_extent *out, ek_error *err
 			return ret;
 		pstart = z->extent_ckpt[k / CKPT];
 		for (j = 0; j < k - c; j++)
-			pstart += get_le32(buf + 4 * j) & PLEN_MASK;
+			pstart += get_le32(buf + 4 * j) & Z_EXTENT_PLEN_MASK;
 		plen = get_le32(buf + 4 * (k - c));
 	} else {
 		ret = read_rec(inode, k, rec, 8, err);
@@ -200,7 +198,7 @@ static int map_fixed(ek_inode *inode, uint64_t la, ek_extent *out, ek_error *err
 			ret = read_rec(inode, k + 1, rec, 8, err);
 		if (ret)
 			return ret;
-		if (get_le32(rec) & PLEN_MASK)
+		if (get_le32(rec) & Z_EXTENT_PLEN_MASK)
 			break;
 		k++;
 		out->length = (k + 1) * lcs > size ? size - out->logical

@@ -130,6 +130,43 @@ for opts in "-zlz4hc -E48bit" "-E48bit"; do
 		fail "compact inodes with other mtimes without -E48bit ($opts)"
 done
 
+note "-E48bit: encoded extents where they are smaller than the lcluster index"
+# h_advise of a compressed inode (not in a metabox): its map header is
+# the 8 bytes after the core and xattrs, rounded up to 8.
+advise_of() {   # IMAGE, dump selector (--nid N or --path P)
+	"$EROFSKIT" dump --json "$2" "$3" "$1" | python3 -c '
+import json, struct, sys
+d = json.load(sys.stdin)
+off = (d["inode_offset"] + (64 if d["extended"] else 32) + d["xattr_size"] + 7) // 8 * 8
+with open(sys.argv[1], "rb") as f:
+    f.seek(off + 4)
+    print(struct.unpack("<H", f.read(2))[0])' "$1"
+}
+for alg in lz4hc deflate zstd lzma; do
+	for layout in -Efragments,dedupe,48bit -Eall-fragments=1048576,48bit; do
+		label="$alg -C65536 $layout"
+		note "$label"
+		check "$label" yes -z$alg -C65536 $layout
+		packed=$("$EROFSKIT" dump --json "$T/img" | python3 -c 'import json, sys; print(json.load(sys.stdin)["packed_nid"])')
+		# EXTENTS (bit 0) with 16-byte records (bits 1-2: 2).
+		[ $(( $(advise_of "$T/img" --nid "$packed") & 7 )) = 5 ] ||
+			fail "$label: the packed inode has no 16-byte encoded extents"
+		case $layout in
+		-Efragments*)
+			# Text of several 64 KiB pclusters, some with a fragment
+			# tail (lzma: every last pcluster takes the rest whole).
+			n=0
+			for f in copy-a prefix tail-1; do
+				a=$(advise_of "$T/img" --path /dedupe/$f)
+				[ $((a & 7)) = 5 ] || fail "$label: /dedupe/$f: no encoded extents"
+				[ $((a & 0x20)) = 0 ] || n=$((n + 1))
+			done
+			[ $n -gt 0 ] || [ $alg = lzma ] ||
+				fail "$label: no encoded extents with a fragment tail" ;;
+		esac
+	done
+done
+
 note "-m: inodes in a compressed metabox (Linux 6.17+)"
 # Every algorithm, both block sizes, metabox clusters of one block and
 # of many, beside each layout whose bytes may live in a record (inline

@@ -23,6 +23,7 @@
 #define Z_ADVISE_KNOWN               0x003Fu
 /* with EXTENTS, bits 1-2 give the record size: 4 << code bytes */
 #define Z_ADVISE_EXTRECSZ_SHIFT      1
+#define Z_ADVISE_EXTRECSZ_16         (2u << Z_ADVISE_EXTRECSZ_SHIFT)
 #define Z_EXTENT_RECSZ               16u  /* the records writers use */
 #define Z_EXTENT_PLEN_MASK           0x1FFFFFu
 #define Z_EXTENT_PARTIAL             (1u << 27)

@@ -311,7 +311,7 @@ static int encode_extents(struct zbuilder *zb, struct zfile *f, const struct tai
 			  uint32_t size, struct tindex *z)
 {
 	struct build *b = zb->b;
-	uint16_t advise = Z_ADVISE_EXTENTS | 2u << Z_ADVISE_EXTRECSZ_SHIFT;
+	uint16_t advise = Z_ADVISE_EXTENTS | Z_ADVISE_EXTRECSZ_16;
 
 	z->index = calloc(1, size);
 	if (!z->index)

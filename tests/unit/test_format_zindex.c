@@ -506,7 +506,7 @@ static void test_extents_encode(void **state)
 	fmt_zindex_encode_extents(ext, 4, 12, 2, 0x123456789ull, out);
 	assert_memory_equal(out, want, sizeof(want));
 	fmt_zmap_header_encode_extents(h, Z_ADVISE_EXTENTS | Z_ADVISE_FRAGMENT_PCLUSTER |
-				       2u << Z_ADVISE_EXTRECSZ_SHIFT, 4);
+				       Z_ADVISE_EXTRECSZ_16, 4);
 	assert_memory_equal(h, header, 8);
 	fmt_zmap_header_encode_extents(h, Z_ADVISE_EXTENTS, 0x0000ABCD00000004ull);
 	fmt_zmap_header_decode(h, &d);

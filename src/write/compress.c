@@ -120,6 +120,7 @@ void zbuild_teardown(struct build *b)
 		free(zb->wk[i].pcluster);
 	}
 	free(zb->wk);
+	free(zb->held);
 	while (zb->open) {
 		struct zfile *f = zb->open;
 

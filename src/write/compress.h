@@ -18,10 +18,12 @@ struct tnode;
 
 /* From b->o: validate options, configure features and config records. */
 int zbuild_setup(struct build *b);
-/* Queue every file's data in inode order (compressed or not) and wait. */
+/* Queue every file's data in inode order (compressed or not; files that
+ * go whole into the packed inode after the rest) and wait. */
 int zbuild_write_all(struct build *b);
 /* The same a file at a time, for a source that arrives as a stream: queue
- * one file's (or long symlink's) data, from b->data_blk on ... */
+ * one file's (or long symlink's) data, from b->data_blk on, or hold it
+ * back for the packed inode ... */
 int zbuild_add(struct build *b, struct tnode *n);
 /* ... and, after the last (ret: 0, or the error that stopped the adds),
  * commit everything queued and the packed inode. */

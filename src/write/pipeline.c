@@ -512,6 +512,47 @@ static bool has_data(const struct build *b, const struct tnode *n)
 	return (S_ISREG(n->mode) || S_ISLNK(n->mode)) && n != b->packed_inode;
 }
 
+/*
+ * Files that go whole into the packed inode are held back and queued
+ * together, ordered by likeness (order.c), after the data of the other
+ * files: namesakes side by side compress better (rootfs, smallest
+ * setting, lz4hc: -1.8%).  From a tar their data waits in the spool
+ * meanwhile, so once HELD_SPOOLED_MAX of it waits, the files held so far
+ * go as one batch.
+ */
+#define HELD_SPOOLED_MAX (256ull << 20)
+
+static int queue_held(struct zbuilder *zb)
+{
+	size_t i;
+	int ret = 0;
+
+	if (order_by_likeness(zb->held, zb->held_count))
+		return err_fail(zb->b->err, -ENOMEM, "out of memory");
+	for (i = 0; i < zb->held_count && !ret; i++)
+		ret = add_planned(zb, zb->held[i], PLAN_FRAGMENT);
+	zb->held_count = 0;
+	zb->held_spooled = 0;
+	return ret;
+}
+
+static int hold(struct zbuilder *zb, struct tnode *n)
+{
+	if (zb->held_count == zb->held_cap) {
+		size_t more = zb->held_cap ? zb->held_cap * 2 : 256;
+		struct tnode **grown = realloc(zb->held, more * sizeof(*grown));
+
+		if (!grown)
+			return err_fail(zb->b->err, -ENOMEM, "out of memory");
+		zb->held = grown;
+		zb->held_cap = more;
+	}
+	zb->held[zb->held_count++] = n;
+	if (n->spooled)
+		zb->held_spooled += n->size;
+	return zb->held_spooled >= HELD_SPOOLED_MAX ? queue_held(zb) : 0;
+}
+
 int zbuild_add(struct build *b, struct tnode *n)
 {
 	enum plan plan;
@@ -520,7 +561,9 @@ int zbuild_add(struct build *b, struct tnode *n)
 	if (!has_data(b, n))
 		return 0;
 	ret = plan_file(b->z, n, &plan);
-	return ret ? ret : add_planned(b->z, n, plan);
+	if (ret)
+		return ret;
+	return plan == PLAN_FRAGMENT ? hold(b->z, n) : add_planned(b->z, n, plan);
 }
 
 int zbuild_finish(struct build *b, int ret)
@@ -528,6 +571,8 @@ int zbuild_finish(struct build *b, int ret)
 	struct zbuilder *zb = b->z;
 
 	/* Every fragment is in once every file has committed. */
+	if (!ret)
+		ret = queue_held(zb);
 	if (!ret)
 		ret = drain(zb);
 	if (!ret)
@@ -561,38 +606,11 @@ int zbuild_metabox(struct build *b, struct tnode *n, int fd)
  * last, in likeness order (order.c), the others in the tree's. */
 int zbuild_write_all(struct build *b)
 {
-	struct tnode *n, **whole = NULL;
-	size_t count = 0, cap = 0, i;
+	struct tnode *n;
 	int ret = 0;
 
 	b->data_blk = b->first_data_blk;
-	for (n = b->tree.first; n && !ret; n = n->next) {
-		enum plan plan;
-
-		if (!has_data(b, n))
-			continue;
-		ret = plan_file(b->z, n, &plan);
-		if (ret || plan != PLAN_FRAGMENT) {
-			ret = ret ? ret : add_planned(b->z, n, plan);
-			continue;
-		}
-		if (count == cap) {
-			size_t more = cap ? cap * 2 : 256;
-			struct tnode **grown = realloc(whole, more * sizeof(*whole));
-
-			if (!grown) {
-				ret = err_fail(b->err, -ENOMEM, "out of memory");
-				break;
-			}
-			whole = grown;
-			cap = more;
-		}
-		whole[count++] = n;
-	}
-	if (!ret && order_by_likeness(whole, count))
-		ret = err_fail(b->err, -ENOMEM, "out of memory");
-	for (i = 0; i < count && !ret; i++)
-		ret = add_planned(b->z, whole[i], PLAN_FRAGMENT);
-	free(whole);
+	for (n = b->tree.first; n && !ret; n = n->next)
+		ret = zbuild_add(b, n);
 	return zbuild_finish(b, ret);
 }

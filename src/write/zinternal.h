@@ -121,6 +121,11 @@ struct zbuilder {
 	pthread_mutex_t lock;    /* guards packed_compressing, spill_end */
 	pthread_cond_t spilled;
 	bool lock_ready;
+	/* Whole small files held back to be queued together, in likeness
+	 * order, after the other files' data (pipeline.c). */
+	struct tnode **held;
+	size_t held_count, held_cap;
+	uint64_t held_spooled;   /* ... bytes of theirs waiting in the spool */
 };
 
 /* zsegment.c: compress task->[off, off+len) of its file. */

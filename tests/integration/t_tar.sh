@@ -183,4 +183,35 @@ kmount both.img mnt
 [ "$(find mnt | wc -l)" -eq 8 ] || { find mnt >&2; fail "the replaced entries left something behind"; }
 kumount mnt
 "$E" fsck -q both.img || fail "fsck of the image with replaced entries failed"
+
+note "whole small files: namesakes side by side in the packed inode, as from a directory"
+# 12 packages' copyright files among other files: the archive interleaves
+# them, the packed inode must hold them one after another.
+python3 - alike <<'PY'
+import os, random, sys
+r = random.Random(3)
+words = [bytes(r.choice(b"abcdefghij") for _ in range(r.randint(3, 8))) for _ in range(200)]
+def text(n):
+    return b" ".join(r.choice(words) for _ in range(n))[:n]
+for i in range(12):
+    d = os.path.join(sys.argv[1], "pkg%02d" % i)
+    os.makedirs(d)
+    open(os.path.join(d, "copyright"), "wb").write(b"Copyright %d\n" % i + text(1500 + 100 * i))
+    open(os.path.join(d, "notes-%d" % i), "wb").write(text(3000 + 50 * i))
+PY
+tar -C alike -cf alike.tar .
+"$E" mkfs --tar -q -zlz4hc -Eall-fragments alike.img alike.tar || fail "mkfs --tar -Eall-fragments failed"
+kmount alike.img mnt
+diff -r alike mnt >&2 || fail "the image of alike.tar differs from its tree"
+kumount mnt
+for i in $(seq -w 0 11); do
+	"$E" dump --json --path "/pkg$i/copyright" alike.img
+done | python3 -c '
+import json, sys
+spans = sorted((e["physical"], e["length"]) for d in map(json.loads, sys.stdin)
+               for e in d["extents"] if e["kind"] == "fragment")
+assert len(spans) == 12, spans
+for (a, n), (b, _) in zip(spans, spans[1:]):
+    assert a + n == b, "fragments apart: %s" % spans
+' || fail "the copyright files are not together in the packed inode"
 echo PASS

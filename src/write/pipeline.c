@@ -356,13 +356,21 @@ static int queue_file(struct zbuilder *zb, struct tnode *n, int fd, bool whole_f
  */
 #define PACKED_RESERVE 1u
 #define PACKED_FINISH_SHARES 2u
+/*
+ * The start is the other way round: the first segments are an eighth, a
+ * quarter and a half of a whole one.  Until the first is there the
+ * workers have nothing to do but look at small files, while this thread
+ * reads them (some 100 us a file); with all fragments and 8 MiB
+ * segments, that was 0.35 s of an 8.5 s build of the small-files tree.
+ */
+#define PACKED_RAMP 3u
 
 static uint64_t packed_pack(const struct zbuilder *zb)
 {
 	return 16ull * zb->b->blksz;
 }
 
-/* The smallest segment of the end: a pcluster's worth of input. */
+/* The smallest segment: a pcluster's worth of input. */
 static uint64_t packed_floor(const struct zbuilder *zb)
 {
 	uint64_t pack = packed_pack(zb), floor = zb->packed_pcluster;
@@ -376,6 +384,11 @@ static uint64_t packed_segment_len(const struct zbuilder *zb, unsigned int segme
 {
 	uint64_t len = zb->packed_segment, pack = packed_pack(zb);
 
+	if (segment < PACKED_RAMP) {
+		len = (len >> (PACKED_RAMP - segment)) / pack * pack;
+		if (len < packed_floor(zb))
+			len = packed_floor(zb);
+	}
 	if (end) {
 		uint64_t share = left / PACKED_FINISH_SHARES / pack * pack;
 
@@ -451,7 +464,7 @@ static int queue_packed(struct zbuilder *zb, bool end)
 		/* No short segment after the last: it would end a pcluster early. */
 		bool last = end && left < len + packed_floor(zb);
 
-		if (!end && left < len + PACKED_RESERVE * zb->packed_segment)
+		if (!end && left < len + (seg < PACKED_RAMP ? 0 : PACKED_RESERVE * zb->packed_segment))
 			break;
 		if (!f && !have)
 			break;            /* no fragments at all */

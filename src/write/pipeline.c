@@ -378,22 +378,25 @@ static uint64_t packed_floor(const struct zbuilder *zb)
 	return floor < pack ? pack : floor / pack * pack;
 }
 
+/* A segment length cut to whole packs, and not under the floor. */
+static uint64_t packed_cut(const struct zbuilder *zb, uint64_t len)
+{
+	uint64_t cut = len / packed_pack(zb) * packed_pack(zb);
+
+	return cut < packed_floor(zb) ? packed_floor(zb) : cut;
+}
+
 /* The next segment's length: left is what is there to queue. */
 static uint64_t packed_segment_len(const struct zbuilder *zb, unsigned int segment,
 				   bool end, uint64_t left)
 {
-	uint64_t len = zb->packed_segment, pack = packed_pack(zb);
+	uint64_t len = zb->packed_segment;
 
-	if (segment < PACKED_RAMP) {
-		len = (len >> (PACKED_RAMP - segment)) / pack * pack;
-		if (len < packed_floor(zb))
-			len = packed_floor(zb);
-	}
+	if (segment < PACKED_RAMP)
+		len = packed_cut(zb, len >> (PACKED_RAMP - segment));
 	if (end) {
-		uint64_t share = left / PACKED_FINISH_SHARES / pack * pack;
+		uint64_t share = packed_cut(zb, left / PACKED_FINISH_SHARES);
 
-		if (share < packed_floor(zb))
-			share = packed_floor(zb);
 		if (share < len)
 			len = share;
 	}

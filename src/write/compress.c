@@ -23,6 +23,7 @@
  * over the 3.7 MB perl binary) keeps the other workers waiting behind it:
  * at 4 MiB, one core idled for a second of a five-second build. */
 #define SEGMENT_MIN (1u << 20)
+#define SEGMENT_CLUSTERS 8u
 /* The packed inode, mostly small text files, compresses well: its
  * segments take more input, so that its clusters fill (at 9:1 a 1 MiB
  * segment would not fill one 128 KiB cluster): sixteen clusters' worth,
@@ -39,6 +40,14 @@
 #define PACKED_COMPRESSING_BYTES (32ull << 20)
 
 /* ------------------------------------------------------------ setup */
+
+/* A segment's input: `clusters` clusters' worth, and at least `least`. */
+static uint64_t segment_input(uint32_t cluster, unsigned int clusters, uint64_t least)
+{
+	uint64_t len = (uint64_t)cluster * clusters;
+
+	return len > least ? len : least;
+}
 
 static void add_record(struct build *b, unsigned int alg, const struct fmt_zconfig *cfg)
 {
@@ -69,14 +78,13 @@ int zbuild_setup(struct build *b)
 	zb->packed_pcluster = o->fragment_cluster ? o->fragment_cluster : zb->pcluster;
 	zb->metabox_pcluster = o->metabox_cluster;
 	largest = zb->pcluster > zb->packed_pcluster ? zb->pcluster : zb->packed_pcluster;
-	zb->segment = largest * 8u > SEGMENT_MIN ? largest * 8u : SEGMENT_MIN;
+	zb->segment = segment_input(largest, SEGMENT_CLUSTERS, SEGMENT_MIN);
 	if (largest < zb->metabox_pcluster)
 		largest = zb->metabox_pcluster;
 	zb->big = largest > b->blksz;
-	zb->packed_segment = zb->packed_pcluster * PACKED_SEGMENT_CLUSTERS > PACKED_SEGMENT_MIN ?
-			     zb->packed_pcluster * PACKED_SEGMENT_CLUSTERS : PACKED_SEGMENT_MIN;
-	zb->metabox_segment = zb->metabox_pcluster * 8u > SEGMENT_MIN ?
-			      zb->metabox_pcluster * 8u : SEGMENT_MIN;
+	zb->packed_segment = segment_input(zb->packed_pcluster, PACKED_SEGMENT_CLUSTERS,
+					   PACKED_SEGMENT_MIN);
+	zb->metabox_segment = segment_input(zb->metabox_pcluster, SEGMENT_CLUSTERS, SEGMENT_MIN);
 	zb->workers = b->workers;
 	zb->packed_compressing_max = zb->workers + 1;
 	if (zb->packed_compressing_max < PACKED_COMPRESSING_BYTES / zb->packed_segment)

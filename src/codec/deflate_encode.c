@@ -95,8 +95,9 @@ static int deflate_whole(void *ctx, const uint8_t *in, size_t in_len,
  * pieces against 16 KiB: the small-files tree -0.12% at 128 KiB clusters
  * and -0.17% at 1 MiB; the root filesystem +0.16% and +0.17% (+0.22%
  * with all its files in the packed inode's 1 MiB clusters); the time the
- * same.  Small clusters keep 16 KiB pieces; 1 MiB clusters, where the
- * smallest setting packs whole small files (mostly text), take 256 KiB.
+ * same.  Clusters up to 128 KiB keep 16 KiB pieces; larger ones, which
+ * the smallest setting fills with whole small files (mostly text), take
+ * 256 KiB.
  */
 #define STREAM_SMALL_CLUSTER_MAX (128u << 10)
 #define STREAM_PIECE_SMALL_CLUSTER (16u << 10)

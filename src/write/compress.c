@@ -17,7 +17,8 @@
 #include "util/error.h"
 
 /* Files are compressed in independent segments of this much input at
- * least (eight clusters when those are bigger), committed in order.  A
+ * least (SEGMENT_CLUSTERS clusters when those are bigger), committed in
+ * order.  A
  * segment ends with a partly filled pcluster (about 0.1% of image size at
  * 1 MiB), but a large segment that compresses slowly (lz4hc,12 takes 0.7 s
  * over the 3.7 MB perl binary) keeps the other workers waiting behind it:

@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "erofskit/erofskit.h"
+#include "mount_detach.h"
 #include "mount_store.h"
 
 static const char *const CMD = "mount";
@@ -531,7 +532,7 @@ int cmd_mount(int argc, char **argv)
 	ek_super_info sb;
 	char *fuse_opts = calloc(1, 1), *image = NULL, *dir = NULL, *arg_image = NULL;
 	bool foreground = false, debug = false;
-	int i, ret = EXIT_USAGE;
+	int i, prefetch_all, verdict_fd = -1, ret = EXIT_USAGE;
 	ek_error err;
 
 	ek_open_options_init(&oo);
@@ -577,8 +578,10 @@ int cmd_mount(int argc, char **argv)
 		goto out;
 	}
 	/* Open once here so that a bad image fails before anything is
-	 * mounted; the server reopens it after daemonizing (threads do not
-	 * survive the fork). */
+	 * mounted; the server reopens it after the fork (threads do not
+	 * survive it), and fetches the whole image if asked, not this look. */
+	prefetch_all = oo.http.prefetch_all;
+	oo.http.prefetch_all = 0;
 	if (ek_open(image, &oo, &m.img, &err)) {
 		cli_error(CMD, "%s", err.message);
 		ret = cli_exit_code(err.code);
@@ -625,17 +628,24 @@ int cmd_mount(int argc, char **argv)
 		fuse_session_destroy(se);
 		goto out;
 	}
-	if (fuse_daemonize(foreground)) {
+	if (!foreground && (verdict_fd = detach_begin()) < 0) {
+		cli_error(CMD, "cannot start the server: %s", strerror(errno));
 		fuse_session_unmount(se);
 		fuse_session_destroy(se);
 		goto out;
 	}
+	oo.http.prefetch_all = prefetch_all;
 	if (ek_open(image, &oo, &m.img, &err)) {
-		fprintf(stderr, "erofskit mount: %s\n", err.message);
+		cli_error(CMD, "%s", err.message);
+		ret = cli_exit_code(err.code);
 		fuse_session_unmount(se);
 		fuse_session_destroy(se);
+		if (verdict_fd >= 0)
+			detach_done(verdict_fd, ret);
 		goto out;
 	}
+	if (verdict_fd >= 0)
+		detach_done(verdict_fd, EXIT_OK);
 	ek_get_super_info(m.img, &sb);
 	m.root = sb.root_nid;
 	m.blksz = sb.block_size;

@@ -5,8 +5,9 @@
 # cluster size, alternating the two back ends within each repetition, a
 # fresh mount and dropped caches before every run.  After each run the
 # image's pages in the page cache are counted (fincore): what the buffered
-# path caches twice.  Prints markdown: median MiB/s pread / uring, and the
-# image MiB left cached by each.  Needs root.
+# path caches twice; and the server's peak resident set in the random run:
+# what the direct path holds instead.  Prints markdown: median MiB/s pread
+# / uring, the image MiB left cached and the peak MiB of each.  Needs root.
 #
 #   bench/direct.sh [FILE]     default: $BENCH_DATA/one/testfile
 #                              (BENCH_DATA: /tmp/data, bench/datasets.sh)
@@ -43,9 +44,10 @@ ln "$FILE" "$work/src/testfile" 2>/dev/null || cp "$FILE" "$work/src/testfile"
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# one IMAGE IO MODE: "MiB/s cachedMiB" of one fio job on a fresh mount
+# one IMAGE IO MODE: "MiB/s cachedMiB peakMiB" of one fio job on a fresh
+# mount (peak: the server's resident set at its largest, VmHWM)
 one() {
-	local extra=() bw cached
+	local extra=() bw cached peak
 	case $3 in
 	seq) extra=(-rw=read) ;;
 	rand) extra=(-rw=randread) ;;
@@ -57,36 +59,39 @@ one() {
 	bw=$(fio -filename="$mnt/testfile" -bs=4k "${extra[@]}" -name=job1 --output-format=json 2>/dev/null |
 		python3 -c 'import json,sys; print("%.1f" % (json.load(sys.stdin)["jobs"][0]["read"]["bw"] / 1024))')
 	cached=$(fincore -b -n -o RES "$1" | awk '{ printf "%.1f", $1 / 1048576 }')
+	peak=$(awk '/^VmHWM/ { printf "%d", $2 / 1024 }' "/proc/$(pgrep -f "erofskit mount .* $mnt\$" | head -1)/status")
 	fusermount3 -u "$mnt"
 	for _ in $(seq 50); do
 		pgrep -f "erofskit mount .* $mnt\$" >/dev/null || break
 		sleep 0.1
 	done
-	echo "$bw $cached"
+	echo "$bw $cached $peak"
 }
 
 echo "## io=pread against io=uring, erofskit mount, a $(($(stat -c %s "$FILE") >> 20)) MiB file"
 echo
 echo "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), kernel $(uname -r); erofskit $(git -C "$top" describe --always --dirty 2>/dev/null || echo '?')."
 echo "Median of $REPS runs each, the back ends alternating; caches dropped and a fresh mount before every run."
-echo "A cell: MiB/s pread / uring (✓: uring at least pread); cached: MiB of the image in the page cache after the run, pread / uring (medians)."
+echo "A cell: MiB/s pread / uring (✓: uring at least pread); cached: MiB of the image in the page cache after the run, pread / uring; peak: the mount server's largest resident set in the whole-file random run, MiB, pread / uring (its default cache is 256 MiB); medians."
 for alg in $ALGS; do
 	echo
 	echo "### -z$alg"
 	echo
-	echo "| cluster | seq 4k | randread 4k | randread 4k, 14 MiB | image MiB | cached after seq | after rand | after 14 MiB |"
-	echo "|---|---|---|---|---|---|---|---|"
+	echo "| cluster | seq 4k | randread 4k | randread 4k, 14 MiB | image MiB | cached after seq | after rand | after 14 MiB | peak, rand |"
+	echo "|---|---|---|---|---|---|---|---|---|"
 	for C in $CLUSTERS; do
 		img=$work/img
 		"$EROFSKIT" mkfs -q -z"$alg" -C"$C" "$img" "$work/src"
 		cells=() caches=()
 		for mode in seq rand small; do
 			: >"$work/p.bw"; : >"$work/u.bw"; : >"$work/p.c"; : >"$work/u.c"
+			: >"$work/p.rss"; : >"$work/u.rss"
 			for _ in $(seq "$REPS"); do
 				for io in pread uring; do
-					read -r bw cached < <(one "$img" $io $mode)
+					read -r bw cached peak < <(one "$img" $io $mode)
 					echo "$bw" >>"$work/${io:0:1}.bw"
 					echo "$cached" >>"$work/${io:0:1}.c"
+					[ $mode != rand ] || echo "$peak" >>"$work/${io:0:1}.rss"
 				done
 			done
 			p=$(median <"$work/p.bw") u=$(median <"$work/u.bw")
@@ -94,7 +99,8 @@ for alg in $ALGS; do
 			cells+=("$p / $u$mark")
 			caches+=("$(median <"$work/p.c") / $(median <"$work/u.c")")
 		done
-		printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n" "$C" "${cells[@]}" \
-			"$(($(stat -c %s "$img") >> 20))" "${caches[@]}"
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" "$C" "${cells[@]}" \
+			"$(($(stat -c %s "$img") >> 20))" "${caches[@]}" \
+			"$(median <"$work/p.rss") / $(median <"$work/u.rss")"
 	done
 done

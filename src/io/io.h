@@ -55,7 +55,10 @@ struct io {
 };
 
 int io_open_pread(const char *path, struct io **out, ek_error *err);
-int io_open_uring(const char *path, struct io **out, ek_error *err);
+/* With O_DIRECT where the file allows it, its readahead stage (stage.h)
+ * growing by up to *borrow bytes of the caller's memory budget: *borrow
+ * is set to what it took (0 on the buffered and pread paths). */
+int io_open_uring(const char *path, uint64_t *borrow, struct io **out, ek_error *err);
 /* http:// and https:// URLs (http.c); io_is_url tells them apart from
  * file names. */
 bool io_is_url(const char *name);

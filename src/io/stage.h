@@ -1,7 +1,7 @@
 /*
  * The direct path's readahead (used by uring.c): ranges of the image the
- * read layer will want soon, read asynchronously into a small pool of
- * aligned chunks, from which later reads copy.  The kernel keeps such a
+ * read layer will want soon, read asynchronously into a pool of aligned
+ * chunks, from which later reads copy.  The kernel keeps such a
  * window for buffered files; O_DIRECT files get only what we ask for.
  */
 #ifndef EK_IO_STAGE_H
@@ -13,8 +13,10 @@
 struct stage;
 
 /* For fd (opened O_DIRECT) of size bytes; NULL when it cannot be set up
- * (no memory, no io_uring, no thread): reads then go to the file. */
-struct stage *stage_create(int fd, uint64_t size);
+ * (no memory, no io_uring, no thread): reads then go to the file.  Its
+ * 16 MiB may grow by up to *borrow bytes (the caller's to lend), no
+ * further than the image: *borrow is set to what it took. */
+struct stage *stage_create(int fd, uint64_t size, uint64_t *borrow);
 /* Start reading [off, off + len) (clipped to the pool and the file)
  * without waiting. */
 void stage_fetch(struct stage *s, uint64_t off, uint64_t len);

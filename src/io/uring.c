@@ -9,8 +9,8 @@
  * them, read once), several spans in flight, into a per-ring arena, then
  * copied out (buffered reads go straight into the requests).
  * prefetch() hands ranges the read layer will want soon to a stage (a
- * small pool of aligned chunks read asynchronously, stage.c), whose chunks
- * later reads copy from.
+ * pool of aligned chunks read asynchronously, stage.c), whose chunks
+ * later reads copy from; the pool holds what the page cache would.
  *
  * Where O_DIRECT is refused (a compressed EROFS file, some network or FUSE
  * files) the file is opened buffered and the kernel's readahead does the
@@ -337,13 +337,15 @@ static const struct io_ops uring_ops = {
 	.close = uring_close,
 };
 
-int io_open_uring(const char *path, struct io **out, ek_error *err)
+int io_open_uring(const char *path, uint64_t *borrow, struct io **out, ek_error *err)
 {
+	uint64_t lend = *borrow;
 	struct uring_io *u;
 	struct stat st;
 	void *probe;
 	int fd;
 
+	*borrow = 0;
 	/* No io_uring here (old kernel, seccomp): buffered pread. */
 	probe = ring_new();
 	if (!probe)
@@ -379,8 +381,10 @@ int io_open_uring(const char *path, struct io **out, ek_error *err)
 	u->base.size = S_ISBLK(st.st_mode) ? (uint64_t)lseek(fd, 0, SEEK_END)
 					   : (uint64_t)st.st_size;
 	/* Without its stage the direct path still works, reading on demand. */
-	if (u->direct && u->base.size)
-		u->stage = stage_create(fd, u->base.size);
+	if (u->direct && u->base.size) {
+		*borrow = lend;
+		u->stage = stage_create(fd, u->base.size, borrow);
+	}
 	*out = &u->base;
 	return 0;
 }

@@ -298,15 +298,26 @@ fail:
 int ek_open(const char *path, const ek_open_options *opts, ek_image **out,
 	    ek_error *err)
 {
+	ek_open_options budgeted;
 	struct io *io;
 	int ret;
 
-	if (ek_is_url(path))
+	if (ek_is_url(path)) {
 		ret = remote_open(path, opts ? &opts->http : NULL, &io, err);
-	else if (opts && opts->io == EK_IO_URING)
-		ret = io_open_uring(path, &io, err);
-	else
+	} else if (opts && opts->io == EK_IO_URING) {
+		/* O_DIRECT leaves the image out of the page cache; random
+		 * readers then wait on the disk unless we hold its blocks.
+		 * Half the cache budget goes to them (stage.c says why), so
+		 * memory stays within the budget the caller set. */
+		uint64_t borrow = opts->cache_bytes / 2;
+
+		ret = io_open_uring(path, &borrow, &io, err);
+		budgeted = *opts;
+		budgeted.cache_bytes -= (size_t)borrow;
+		opts = &budgeted;
+	} else {
 		ret = io_open_pread(path, &io, err);
+	}
 	if (ret)
 		return ret;
 	ret = open_common(io, opts, out, err);

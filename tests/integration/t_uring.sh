@@ -1,6 +1,7 @@
 # io=uring: the direct path (merged aligned reads, its own readahead
 # chunks) returns the right bytes to sequential and random readers at
-# small and large clusters, and leaves the image out of the page cache;
+# small and large clusters and on an image larger than its pool of
+# chunks, and leaves the image out of the page cache;
 # an image on a filesystem that refuses O_DIRECT (a file of a compressed
 # EROFS image, mounted by the kernel) is read buffered, said once, with
 # the right bytes.
@@ -58,6 +59,23 @@ for C in 4096 65536 262144; do
 		fail "-C $C: $pages of $total image pages in the page cache after io=uring"
 	fumount m
 done
+
+note "an image larger than the readahead pool, which grows by half the cache: every byte right"
+# 48 MiB that do not compress, cache=40M: the pool of 16 MiB grows by 20
+# MiB, short of the image, so random readers reclaim its chunks for
+# others and find them again by their new place.
+mkdir -p noise
+head -c $((48 << 20)) /dev/urandom >noise/blob
+"$E" mkfs -q -zlz4 -C65536 noise.img noise
+drop_file_cache noise.img
+fmount noise.img m "io=uring,cache=40M" 2>err
+[ ! -s err ] || fail "io=uring on the large image printed: $(cat err)"
+random_reads m/blob noise/blob
+cmp m/blob noise/blob || fail "io=uring read of an image larger than its pool differs"
+pages=$(cached_pages noise.img)
+[ "$pages" -lt $(( $(stat -c %s noise.img) / 4096 / 100 + 1)) ] ||
+	fail "$pages pages of the large image in the page cache after io=uring"
+fumount m
 
 note "a file whose filesystem refuses O_DIRECT: read buffered, said once"
 mkdir -p inner

@@ -83,9 +83,9 @@ for alg in $ALGS; do
 		img=$work/img
 		"$EROFSKIT" mkfs -q -z"$alg" -C"$C" "$img" "$work/src"
 		cells=() caches=()
+		: >"$work/p.rss"; : >"$work/u.rss"
 		for mode in seq rand small; do
 			: >"$work/p.bw"; : >"$work/u.bw"; : >"$work/p.c"; : >"$work/u.c"
-			: >"$work/p.rss"; : >"$work/u.rss"
 			for _ in $(seq "$REPS"); do
 				for io in pread uring; do
 					read -r bw cached peak < <(one "$img" $io $mode)

@@ -82,7 +82,10 @@ typedef struct ek_open_options {
 	/* lzma decoder: "builtin" (erofskit's own) or "liblzma", or NULL
 	 * (default: $EROFSKIT_LZMA_ENGINE, else builtin, the faster) */
 	const char *lzma_engine;
-	/* decompressed-cluster cache budget in bytes; 0 = no cache */
+	/* decompressed-cluster cache budget in bytes; 0 = no cache.  With
+	 * EK_IO_URING reading O_DIRECT, up to half of it (no more than the
+	 * image) holds the image's compressed blocks instead, as the page
+	 * cache would for buffered reads. */
 	size_t cache_bytes;
 	/* threads that decompress, as everywhere in the library: 0 = one
 	 * per CPU this process may use (the default), 1 = the calling thread

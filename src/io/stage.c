@@ -10,10 +10,10 @@
  * already here, which is what the page cache gives the buffered path (it
  * ends up holding the whole image).  So the pool may grow by what its
  * creator lends it out of that cache's budget, up to the image's size:
- * measured on a 150 MB image, a 128 MiB pool took random 4 KiB reads
- * through the mount from 0.6-0.9x the buffered path's rate to 1.1-1.3x
- * (bench/reports/direct.md).  Beyond the floor the chunks are touched,
- * and so resident, only once used.
+ * measured on images of 131-166 MiB with a pool that held them, random
+ * 4 KiB reads through the mount went from 0.70-1.04x the buffered path's
+ * rate to 0.93-1.23x (bench/reports/direct.md).  Beyond the floor the
+ * chunks are touched, and so resident, only once used.
  */
 #include <errno.h>
 #include <liburing.h>

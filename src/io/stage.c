@@ -161,10 +161,20 @@ struct stage *stage_create(int fd, uint64_t size, uint64_t *borrow)
 		extra = beyond_floor;
 	if (extra > UINT32_MAX / 2)
 		extra = UINT32_MAX / 2;
-	s->nchunks = FLOOR_CHUNKS + (unsigned int)extra;
+	/* The lent chunks if the system grants them (a large image and cache
+	 * may ask for more than it will), else the floor alone. */
+	for (;;) {
+		s->nchunks = FLOOR_CHUNKS + (unsigned int)extra;
+		if (!posix_memalign((void **)&s->memory, ALIGN, CHUNK * s->nchunks))
+			break;
+		s->memory = NULL;
+		if (!extra)
+			break;
+		extra = 0;
+	}
 	s->chunks = calloc(s->nchunks, sizeof(*s->chunks));
 	s->slot = calloc(s->image_chunks ? s->image_chunks : 1, sizeof(*s->slot));
-	if (!s->chunks || !s->slot || posix_memalign((void **)&s->memory, ALIGN, CHUNK * s->nchunks)) {
+	if (!s->memory || !s->chunks || !s->slot) {
 		free_stage(s);
 		return NULL;
 	}

@@ -47,7 +47,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # one IMAGE IO MODE: "MiB/s cachedMiB peakMiB" of one fio job on a fresh
 # mount (peak: the server's resident set at its largest, VmHWM)
 one() {
-	local extra=() bw cached peak
+	local extra=() bw cached peak server="erofskit mount .* $mnt\$"
 	case $3 in
 	seq) extra=(-rw=read) ;;
 	rand) extra=(-rw=randread) ;;
@@ -59,10 +59,10 @@ one() {
 	bw=$(fio -filename="$mnt/testfile" -bs=4k "${extra[@]}" -name=job1 --output-format=json 2>/dev/null |
 		python3 -c 'import json,sys; print("%.1f" % (json.load(sys.stdin)["jobs"][0]["read"]["bw"] / 1024))')
 	cached=$(fincore -b -n -o RES "$1" | awk '{ printf "%.1f", $1 / 1048576 }')
-	peak=$(awk '/^VmHWM/ { printf "%d", $2 / 1024 }' "/proc/$(pgrep -f "erofskit mount .* $mnt\$" | head -1)/status")
+	peak=$(awk '/^VmHWM/ { printf "%d", $2 / 1024 }' "/proc/$(pgrep -f "$server" | head -1)/status")
 	fusermount3 -u "$mnt"
 	for _ in $(seq 50); do
-		pgrep -f "erofskit mount .* $mnt\$" >/dev/null || break
+		pgrep -f "$server" >/dev/null || break
 		sleep 0.1
 	done
 	echo "$bw $cached $peak"

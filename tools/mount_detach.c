@@ -32,8 +32,9 @@ int detach_begin(void)
 		 * a hangup of its terminal or an unmount of its cwd spares
 		 * the server. */
 		(void)setsid();
-		if (chdir("/") < 0)
-			(void)0;   /* nothing depends on it: the image path is absolute */
+		if (chdir("/")) {
+			/* Nothing depends on it: the image path is absolute. */
+		}
 		return pipe_fd[1];
 	}
 	close(pipe_fd[1]);

@@ -144,14 +144,14 @@ static void free_stage(struct stage *s)
 	free(s);
 }
 
-struct stage *stage_create(int fd, uint64_t size, uint64_t *borrow)
+struct stage *stage_create(int fd, uint64_t size, uint64_t lend, uint64_t *taken)
 {
 	struct stage *s = calloc(1, sizeof(*s));
 	struct iovec iov[FLOOR_CHUNKS];
-	uint64_t extra = *borrow / CHUNK, beyond_floor;
+	uint64_t extra = lend / CHUNK, beyond_floor;
 	unsigned int i;
 
-	*borrow = 0;
+	*taken = 0;
 	if (!s)
 		return NULL;
 	s->image_chunks = (size + CHUNK - 1) / CHUNK;
@@ -201,7 +201,7 @@ struct stage *stage_create(int fd, uint64_t size, uint64_t *borrow)
 		free_stage(s);
 		return NULL;
 	}
-	*borrow = extra * CHUNK;
+	*taken = extra * CHUNK;
 	return s;
 }
 

@@ -14,9 +14,9 @@ struct stage;
 
 /* For fd (opened O_DIRECT) of size bytes; NULL when it cannot be set up
  * (no memory, no io_uring, no thread): reads then go to the file.  Its
- * 16 MiB may grow by up to *borrow bytes (the caller's to lend), no
- * further than the image: *borrow is set to what it took. */
-struct stage *stage_create(int fd, uint64_t size, uint64_t *borrow);
+ * 16 MiB may grow by up to lend bytes (the caller's memory), no further
+ * than the image: *taken is set to what it took. */
+struct stage *stage_create(int fd, uint64_t size, uint64_t lend, uint64_t *taken);
 /* Start reading [off, off + len) (clipped to the pool and the file)
  * without waiting. */
 void stage_fetch(struct stage *s, uint64_t off, uint64_t len);

@@ -381,10 +381,8 @@ int io_open_uring(const char *path, uint64_t *borrow, struct io **out, ek_error 
 	u->base.size = S_ISBLK(st.st_mode) ? (uint64_t)lseek(fd, 0, SEEK_END)
 					   : (uint64_t)st.st_size;
 	/* Without its stage the direct path still works, reading on demand. */
-	if (u->direct && u->base.size) {
-		*borrow = lend;
-		u->stage = stage_create(fd, u->base.size, borrow);
-	}
+	if (u->direct && u->base.size)
+		u->stage = stage_create(fd, u->base.size, lend, borrow);
 	*out = &u->base;
 	return 0;
 }

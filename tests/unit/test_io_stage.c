@@ -37,13 +37,14 @@ static int pattern_file(uint64_t size)
 	return fd;
 }
 
-static uint64_t lent(int fd, uint64_t size, uint64_t borrow)
+static uint64_t lent(int fd, uint64_t size, uint64_t lend)
 {
-	struct stage *s = stage_create(fd, size, &borrow);
+	uint64_t taken;
+	struct stage *s = stage_create(fd, size, lend, &taken);
 
 	assert_non_null(s);
 	stage_destroy(s);
-	return borrow;
+	return taken;
 }
 
 static void takes_what_the_image_needs(void **state)
@@ -65,9 +66,10 @@ static void takes_what_the_image_needs(void **state)
 /* Every chunk of [0, size) read into the pool, then copies of ranges
  * across it: 0 and the right bytes for each when the pool holds it all,
  * -ENOENT for some when it does not. */
-static int copies_served(int fd, uint64_t size, uint64_t borrow)
+static int copies_served(int fd, uint64_t size, uint64_t lend)
 {
-	struct stage *s = stage_create(fd, size, &borrow);
+	uint64_t taken;
+	struct stage *s = stage_create(fd, size, lend, &taken);
 	uint8_t *got = malloc(3 * CHUNK);
 	unsigned int k, served = 0;
 	uint64_t off;

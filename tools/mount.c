@@ -542,14 +542,54 @@ bad:
 	return -1;
 }
 
+/*
+ * The mounted session's life in the server: open the image (here, after
+ * the fork: threads do not survive it), tell the waiting parent how that
+ * went (verdict_fd, or -1 in the foreground), then serve until unmounted.
+ */
+static int serve(struct fuse_session *se, const char *image, const ek_open_options *oo,
+		 struct mount_ctx *m, int verdict_fd)
+{
+	struct fuse_loop_config *loop;
+	ek_super_info sb;
+	ek_error err;
+	int ret;
+
+	if (ek_open(image, oo, &m->img, &err)) {
+		cli_error(CMD, "%s", err.message);
+		ret = cli_exit_code(err.code);
+		if (verdict_fd >= 0)
+			detach_done(verdict_fd, ret);
+		return ret;
+	}
+	if (verdict_fd >= 0)
+		detach_done(verdict_fd, EXIT_OK);
+	ek_get_super_info(m->img, &sb);
+	m->root = sb.root_nid;
+	m->blksz = sb.block_size;
+	m->store = page_store_start(se, m->img);
+	loop = fuse_loop_cfg_create();
+	if (loop) {
+		fuse_loop_cfg_set_max_threads(loop, ek_image_workers(m->img) * 4 > 16 ?
+						    ek_image_workers(m->img) * 4 : 16);
+		ret = fuse_session_loop_mt(se, loop) ? EXIT_USAGE : EXIT_OK;
+		fuse_loop_cfg_destroy(loop);
+	} else {
+		cli_error(CMD, "out of memory");
+		ret = EXIT_USAGE;
+	}
+	page_store_stop(m->store);
+	ek_close(m->img);
+	m->img = NULL;
+	return ret;
+}
+
 int cmd_mount(int argc, char **argv)
 {
 	struct mount_ctx m = { .uid = -1, .gid = -1 };
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
-	struct fuse_loop_config *loop;
 	struct fuse_session *se;
 	ek_open_options oo;
-	ek_super_info sb;
 	char *fuse_opts = calloc(1, 1), *image = NULL, *dir = NULL, *arg_image = NULL;
 	bool foreground = false, debug = false;
 	int i, prefetch_all, verdict_fd = -1, ret = EXIT_USAGE;
@@ -648,41 +688,16 @@ int cmd_mount(int argc, char **argv)
 	}
 	if (fuse_set_signal_handlers(se) || fuse_session_mount(se, dir)) {
 		cli_error(CMD, "cannot mount on %s", dir);
-		fuse_session_destroy(se);
-		goto out;
-	}
-	if (!foreground && (verdict_fd = detach_begin()) < 0) {
+	} else if (!foreground && (verdict_fd = detach_begin()) < 0) {
 		cli_error(CMD, "cannot start the server: %s", strerror(errno));
 		fuse_session_unmount(se);
-		fuse_session_destroy(se);
-		goto out;
-	}
-	oo.http.prefetch_all = prefetch_all;
-	if (ek_open(image, &oo, &m.img, &err)) {
-		cli_error(CMD, "%s", err.message);
-		ret = cli_exit_code(err.code);
+	} else {
+		oo.http.prefetch_all = prefetch_all;
+		ret = serve(se, image, &oo, &m, verdict_fd);
 		fuse_session_unmount(se);
-		fuse_session_destroy(se);
-		if (verdict_fd >= 0)
-			detach_done(verdict_fd, ret);
-		goto out;
 	}
-	if (verdict_fd >= 0)
-		detach_done(verdict_fd, EXIT_OK);
-	ek_get_super_info(m.img, &sb);
-	m.root = sb.root_nid;
-	m.blksz = sb.block_size;
-	m.store = page_store_start(se, m.img);
-	loop = fuse_loop_cfg_create();
-	fuse_loop_cfg_set_max_threads(loop, ek_image_workers(m.img) * 4 > 16 ?
-					    ek_image_workers(m.img) * 4 : 16);
-	ret = fuse_session_loop_mt(se, loop) ? EXIT_USAGE : EXIT_OK;
-	fuse_loop_cfg_destroy(loop);
-	page_store_stop(m.store);
-	fuse_session_unmount(se);
 	fuse_remove_signal_handlers(se);
 	fuse_session_destroy(se);
-	ek_close(m.img);
 out:
 	fuse_opt_free_args(&args);
 	free(fuse_opts);

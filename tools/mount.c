@@ -32,9 +32,9 @@ static const char *const CMD = "mount";
 
 /*
  * glibc gives threads arenas of their own, up to 8 per processor, and
- * each keeps its own freed holes: the decoded clusters that up to 16
- * request threads allocate and the cache frees, of varying sizes, spread
- * over them.  At the default cache of 256 MiB, fio's random 4 KiB reads
+ * each keeps its own freed holes: the decoded clusters that the request
+ * threads (16, or 4 per decoding worker) allocate and the cache frees, of
+ * varying sizes, spread over them.  At the default cache of 256 MiB, fio's random 4 KiB reads
  * of a whole 285 MiB file through io=uring left the server 346-384 MiB
  * resident (zstd, 256 KiB clusters), 240 MiB of it in arenas for a
  * cluster cache of 146; with one arena per processor, 296-335 MiB over

@@ -13,7 +13,9 @@
  * measured on images of 131-166 MiB with a pool that held them, random
  * 4 KiB reads through the mount went from 0.70-1.04x the buffered path's
  * rate to 0.93-1.23x (bench/reports/direct.md).  Beyond the floor the
- * chunks are touched, and so resident, only once used.
+ * chunks are touched, and so resident, only once used.  A random reader
+ * also gets the rest of the pool filled with the image in the background
+ * (sweep_locked), as the page cache ends up holding it.
  */
 #include <errno.h>
 #include <liburing.h>
@@ -31,6 +33,8 @@
 #define WINDOW_MAX (FLOOR_CHUNKS / 4)
 #define SMALL_MISS (CHUNK / 32)
 #define RING_DEPTH (FLOOR_CHUNKS * 2)
+#define SWEEP_AFTER 8u              /* random misses before a sweep starts */
+#define SWEEP_DEPTH 1u              /* its reads in flight */
 #define ALIGN 4096u
 
 enum chunk_state { CHUNK_EMPTY, CHUNK_READING, CHUNK_READY };
@@ -41,6 +45,7 @@ struct chunk {
 	size_t len;                 /* bytes read (short at the file's end) */
 	unsigned int users;         /* copies in progress: not reclaimable */
 	bool consumed;              /* a copy was made from it */
+	bool swept;                 /* read by the sweep */
 	unsigned int marker_window; /* readahead marker: its window's size */
 	uint64_t window_end;        /* and last chunk */
 	uint64_t last_use;
@@ -59,6 +64,11 @@ struct stage {
 	unsigned int reading;
 	uint64_t clock;
 	unsigned int nchunks;       /* the pool */
+	unsigned int empty;         /* chunks holding nothing */
+	unsigned int random_misses;
+	bool sweeping;
+	unsigned int sweep_reads;   /* in flight */
+	uint64_t sweep_next;        /* the next chunk it looks at */
 	struct chunk *chunks;
 	uint8_t *memory;
 	uint64_t image_chunks;
@@ -93,6 +103,131 @@ static struct chunk *reclaim(struct stage *s)
 	return best;
 }
 
+static void free_stage(struct stage *s)
+{
+	free(s->chunks);
+	free(s->slot);
+	free(s->memory);
+	free(s);
+}
+
+/* Start reading chunk `index` into a reclaimed one; NULL when nothing
+ * can take it now (reads in flight at the ring's depth, every chunk busy).
+ * Called with the lock held; the caller submits. */
+static struct chunk *start_read(struct stage *s, uint64_t index)
+{
+	uint64_t start = index * CHUNK;
+	size_t want = s->size - start < CHUNK ?
+		      (size_t)((s->size - start + ALIGN - 1) / ALIGN * ALIGN) : CHUNK;
+	struct io_uring_sqe *sqe;
+	struct chunk *c;
+
+	/* Within the ring's completion queue (a large pool could have more
+	 * reads in flight than it holds). */
+	if (s->reading >= RING_DEPTH)
+		return NULL;
+	c = reclaim(s);
+	if (!c || !(sqe = io_uring_get_sqe(&s->ring)))
+		return NULL;
+	if (c->state == CHUNK_EMPTY)
+		s->empty--;
+	*c = (struct chunk){ .index = index, .state = CHUNK_READING, .buf = c->buf,
+			     .last_use = ++s->clock };
+	s->slot[index] = (uint32_t)(c - s->chunks) + 1;
+	if (s->fixed && c - s->chunks < FLOOR_CHUNKS)
+		io_uring_prep_read_fixed(sqe, s->fd, c->buf, (unsigned int)want, start,
+					 (int)(c - s->chunks));
+	else
+		io_uring_prep_read(sqe, s->fd, c->buf, (unsigned int)want, start);
+	io_uring_sqe_set_data(sqe, c);
+	s->reading++;
+	return c;
+}
+
+/*
+ * Start reading the missing chunks of [first, last] (those the pool has
+ * room for).  window: the chunk `first` becomes a readahead marker, and a
+ * copy from it starts the next window, twice as large, after `last`.
+ * Called with the lock held.
+ */
+static void fetch_locked(struct stage *s, uint64_t first, uint64_t last, unsigned int window)
+{
+	uint64_t index;
+	unsigned int queued = 0;
+
+	if (first >= s->image_chunks)
+		return;
+	if (last >= s->image_chunks)
+		last = s->image_chunks - 1;
+	for (index = first; index <= last && !s->stopping; index++) {
+		struct chunk *c = find(s, index);
+
+		if (c) {
+			c->last_use = ++s->clock;
+			continue;
+		}
+		c = start_read(s, index);
+		if (!c)
+			break;
+		if (index == first && window) {
+			c->marker_window = window;
+			c->window_end = last;
+		}
+		queued++;
+	}
+	if (queued)
+		io_uring_submit(&s->ring);
+}
+
+/*
+ * A random reader, once SWEEP_AFTER of its misses were not sequential,
+ * gets the image read in order into the pool's empty chunks: its later
+ * misses then find their blocks here, as the buffered path finds them in
+ * the page cache its readahead filled.  One read at a time, and only
+ * while no other read is in flight, so that a reader's miss waits behind
+ * at most one chunk; only into empty chunks, so that the sweep evicts
+ * nothing and reads no more than the memory the pool was lent.  Measured
+ * with and without it, eight alternating runs, medians of the per-pair
+ * ratios: random 4 KiB reads of a whole 285 MiB file 1.05x (deflate) and
+ * 1.09x (zstd) at 256 KiB clusters; 14 MiB of random reads 1.26x (lz4hc,
+ * 256 KiB) and 0.98x (deflate, 4 KiB).  Called with the lock held.
+ */
+static void sweep_locked(struct stage *s)
+{
+	unsigned int queued = 0;
+
+	while (s->sweeping && s->sweep_reads < SWEEP_DEPTH && s->reading == s->sweep_reads &&
+	       !s->stopping) {
+		struct chunk *c;
+
+		if (!s->empty || s->sweep_next >= s->image_chunks) {
+			s->sweeping = false;
+			break;
+		}
+		if (find(s, s->sweep_next)) {
+			s->sweep_next++;
+			continue;
+		}
+		c = start_read(s, s->sweep_next);
+		if (!c)
+			break;
+		c->swept = true;
+		s->sweep_reads++;
+		s->sweep_next++;
+		queued++;
+	}
+	if (queued)
+		io_uring_submit(&s->ring);
+}
+
+static void random_miss_locked(struct stage *s)
+{
+	if (s->random_misses < SWEEP_AFTER && ++s->random_misses == SWEEP_AFTER) {
+		s->sweeping = true;
+		sweep_locked(s);
+	}
+}
+
 static void *reap(void *arg)
 {
 	struct stage *s = arg;
@@ -113,9 +248,13 @@ static void *reap(void *arg)
 			unsigned int i;
 
 			for (i = 0; i < s->nchunks; i++)
-				if (s->chunks[i].state == CHUNK_READING)
+				if (s->chunks[i].state == CHUNK_READING) {
 					s->chunks[i].state = CHUNK_EMPTY;
+					s->empty++;
+				}
 			s->reading = 0;
+			s->sweep_reads = 0;
+			s->sweeping = false;
 			s->stopping = s->stop_seen = true;
 		} else {
 			c = io_uring_cqe_get_data(cqe);
@@ -126,7 +265,10 @@ static void *reap(void *arg)
 			} else {
 				c->state = res > 0 ? CHUNK_READY : CHUNK_EMPTY;
 				c->len = res > 0 ? (size_t)res : 0;
+				s->empty += c->state == CHUNK_EMPTY;
 				s->reading--;
+				s->sweep_reads -= c->swept;
+				sweep_locked(s);
 			}
 		}
 		done = s->stopping && s->stop_seen && !s->reading;
@@ -134,14 +276,6 @@ static void *reap(void *arg)
 		pthread_mutex_unlock(&s->lock);
 	}
 	return NULL;
-}
-
-static void free_stage(struct stage *s)
-{
-	free(s->chunks);
-	free(s->slot);
-	free(s->memory);
-	free(s);
 }
 
 struct stage *stage_create(int fd, uint64_t size, uint64_t lend, uint64_t *taken)
@@ -184,6 +318,7 @@ struct stage *stage_create(int fd, uint64_t size, uint64_t lend, uint64_t *taken
 	}
 	for (i = 0; i < s->nchunks; i++)
 		s->chunks[i].buf = s->memory + (size_t)i * CHUNK;
+	s->empty = s->nchunks;
 	/* Fixed buffers spare the kernel pinning the pages on every read;
 	 * refused (a memlock limit), plain reads do the same work.  Only the
 	 * floor's: registering pins, and the rest is resident only once used. */
@@ -203,59 +338,6 @@ struct stage *stage_create(int fd, uint64_t size, uint64_t lend, uint64_t *taken
 	}
 	*taken = extra * CHUNK;
 	return s;
-}
-
-/*
- * Start reading the missing chunks of [first, last] (those the pool has
- * room for).  window: the chunk `first` becomes a readahead marker, and a
- * copy from it starts the next window, twice as large, after `last`.
- * Called with the lock held.
- */
-static void fetch_locked(struct stage *s, uint64_t first, uint64_t last, unsigned int window)
-{
-	uint64_t index, chunks = (s->size + CHUNK - 1) / CHUNK;
-	unsigned int queued = 0;
-
-	if (first >= chunks)
-		return;
-	if (last >= chunks)
-		last = chunks - 1;
-	for (index = first; index <= last && !s->stopping; index++) {
-		struct chunk *c = find(s, index);
-		struct io_uring_sqe *sqe;
-		uint64_t start = index * CHUNK;
-		size_t want = s->size - start < CHUNK ?
-			      (size_t)((s->size - start + ALIGN - 1) / ALIGN * ALIGN) : CHUNK;
-
-		if (c) {
-			c->last_use = ++s->clock;
-			continue;
-		}
-		/* Within the ring's completion queue (a large pool could
-		 * have more reads in flight than it holds). */
-		if (s->reading >= RING_DEPTH)
-			break;
-		c = reclaim(s);
-		if (!c || !(sqe = io_uring_get_sqe(&s->ring)))
-			break;
-		*c = (struct chunk){ .index = index, .state = CHUNK_READING, .buf = c->buf,
-				     .last_use = ++s->clock };
-		s->slot[index] = (uint32_t)(c - s->chunks) + 1;
-		if (index == first && window) {
-			c->marker_window = window;
-			c->window_end = last;
-		}
-		if (s->fixed && c - s->chunks < FLOOR_CHUNKS)
-			io_uring_prep_read_fixed(sqe, s->fd, c->buf, (unsigned int)want, start,
-						 (int)(c - s->chunks));
-		else
-			io_uring_prep_read(sqe, s->fd, c->buf, (unsigned int)want, start);
-		io_uring_sqe_set_data(sqe, c);
-		s->reading++;
-		queued++;
-	}
-	if (queued)
-		io_uring_submit(&s->ring);
 }
 
 void stage_fetch(struct stage *s, uint64_t off, uint64_t len)
@@ -296,12 +378,15 @@ static void read_ahead_locked(struct stage *s, uint64_t off, size_t len)
 	if (!c) {
 		struct chunk *prev = first ? find(s, first - 1) : NULL;
 
-		if (prev && prev->consumed)
+		if (prev && prev->consumed) {
 			fetch_locked(s, first, first + WINDOW_MIN - 1, WINDOW_MIN);
-		else if (len <= SMALL_MISS)
+			return;
+		}
+		if (len <= SMALL_MISS)
 			fetch_locked(s, first, first, 0);
 		else if (s->nchunks > FLOOR_CHUNKS && last - first < FETCH_MAX)
 			fetch_locked(s, first, last, 0);
+		random_miss_locked(s);
 		return;
 	}
 	if (c->marker_window) {

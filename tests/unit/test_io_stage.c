@@ -1,8 +1,10 @@
 /* The direct path's stage (io/stage.c): what it takes of a lent budget,
- * and that a pool grown by it holds a whole image that the floor alone
- * could not, every byte where it belongs. */
+ * that a pool grown by it holds a whole image that the floor alone could
+ * not, every byte where it belongs, and that a random reader gets the
+ * image swept into it. */
 #include <fcntl.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -113,11 +115,64 @@ static void a_grown_pool_holds_the_image(void **state)
 	close(fd);
 }
 
+/* Whether every chunk of [0, size) is staged, its first word right. */
+static bool all_staged(struct stage *s, uint64_t size)
+{
+	uint64_t off, word;
+
+	for (off = 0; off < size; off += CHUNK) {
+		if (stage_copy(s, &word, 8, off))
+			return false;
+		assert_int_equal(word, off);
+	}
+	return true;
+}
+
+/* A reader's small misses in chunks far apart, each then copied (which
+ * waits for its read). */
+static void random_misses(struct stage *s, unsigned int n)
+{
+	uint64_t word;
+	unsigned int k;
+
+	for (k = 0; k < n; k++) {
+		uint64_t off = (1 + 9 * (uint64_t)k) * CHUNK + 4096;
+
+		stage_prepare(s, off, 4096);
+		assert_int_equal(stage_copy(s, &word, 8, off), 0);
+		assert_int_equal(word, off);
+	}
+}
+
+static void a_random_reader_gets_the_image_swept(void **state)
+{
+	int fd = pattern_file(40 * MIB);
+	uint64_t taken;
+	struct stage *s = stage_create(fd, 40 * MIB, 24 * MIB, &taken);
+	unsigned int waited;
+
+	(void)state;
+	assert_non_null(s);
+	/* Seven misses: no sweep (nothing but them is read, however long
+	 * one waits). */
+	random_misses(s, 7);
+	usleep(200 * 1000);
+	assert_false(all_staged(s, 40 * MIB));
+	/* The eighth starts it: the whole image arrives unasked. */
+	random_misses(s, 8);
+	for (waited = 0; waited < 1000 && !all_staged(s, 40 * MIB); waited++)
+		usleep(10 * 1000);
+	assert_true(all_staged(s, 40 * MIB));
+	stage_destroy(s);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(takes_what_the_image_needs),
 		cmocka_unit_test(a_grown_pool_holds_the_image),
+		cmocka_unit_test(a_random_reader_gets_the_image_swept),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -75,7 +75,10 @@ typedef struct ek_http_options {
 } ek_http_options;
 
 typedef struct ek_open_options {
-	enum ek_io_backend io;      /* for files; a URL is read over HTTP */
+	/* For files; a URL is read over HTTP.  ek_open_options_init() sets
+	 * EK_IO_PREAD: fsck and extraction read each block once, in large
+	 * runs.  erofskit mount sets EK_IO_URING (README: Which I/O). */
+	enum ek_io_backend io;
 	/* deflate decoder: "libdeflate", "isal", "zlib" or NULL
 	 * (default: $EROFSKIT_ENGINE, else libdeflate, the fastest) */
 	const char *deflate_engine;

@@ -4,7 +4,8 @@
 # chunks, and leaves the image out of the page cache;
 # an image on a filesystem that refuses O_DIRECT (a file of a compressed
 # EROFS image, mounted by the kernel) is read buffered, said once, with
-# the right bytes.
+# the right bytes.  It is the mount's default: with no io= the image stays
+# out of the page cache, and a refusal is not mentioned.
 . "$(dirname "$0")/lib.sh"
 
 E=$EROFSKIT
@@ -88,5 +89,20 @@ fmount outer/img m "io=uring" 2>err
 [ "$(grep -c "refuses O_DIRECT" err)" = 1 ] || fail "no single notice of the buffered fallback: $(cat err)"
 random_reads m/big src/big
 $TREECMP src m >/dev/null || fail "io=uring on a file refusing O_DIRECT differs from the source"
+fumount m
+
+note "the default is io=uring: the image stays out of the page cache; a refusal goes unsaid"
+drop_file_cache img65536
+fmount img65536 m "" 2>err
+[ ! -s err ] || fail "the default mount printed: $(cat err)"
+random_reads m/big src/big
+$TREECMP src m >/dev/null || fail "the default mount differs from the source"
+pages=$(cached_pages img65536)
+[ "$pages" -lt $(( $(stat -c %s img65536) / 4096 / 100 + 1)) ] ||
+	fail "$pages pages of the image in the page cache after a default mount"
+fumount m
+fmount outer/img m "" 2>err
+[ ! -s err ] || fail "the default mount of a file refusing O_DIRECT printed: $(cat err)"
+$TREECMP src m >/dev/null || fail "the default mount of a file refusing O_DIRECT differs from the source"
 fumount m
 echo PASS

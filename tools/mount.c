@@ -33,14 +33,14 @@ static const char *const CMD = "mount";
 /*
  * glibc gives threads arenas of their own, up to 8 per processor, and
  * each keeps its own freed holes: the decoded clusters that the request
- * threads (16, or 4 per decoding worker) allocate and the cache frees, of
- * varying sizes, spread over them.  At the default cache of 256 MiB, fio's random 4 KiB reads
- * of a whole 285 MiB file through io=uring left the server 346-384 MiB
- * resident (zstd, 256 KiB clusters), 240 MiB of it in arenas for a
- * cluster cache of 146; with one arena per processor, 296-335 MiB over
- * four images and no slower (one arena in all was slower at 4 KiB
- * clusters).  The server is ours to tune; the library leaves its
- * callers' malloc alone.
+ * threads (16, or 4 per decoding worker) allocate and the cache frees,
+ * of varying sizes, spread over them.  At the default cache of 256 MiB,
+ * fio's random 4 KiB reads of a whole 285 MiB file through io=uring left
+ * the server 346-384 MiB resident (zstd, 256 KiB clusters), 240 MiB of
+ * it in arenas for a cluster cache of 146; with one arena per processor,
+ * 296-335 MiB over four images and no slower (one arena in all was
+ * slower at 4 KiB clusters).  The server is ours to tune; the library
+ * leaves its callers' malloc alone.
  */
 static void limit_arenas(void)
 {
@@ -605,11 +605,13 @@ int cmd_mount(int argc, char **argv)
 	oo.readahead = 1;
 	/* Direct I/O by default: in bench/direct.sh's 27 cells (three
 	 * algorithms, three cluster sizes, sequential, whole-file random and
-	 * 14 MiB random reads) it was at least as fast as pread in 26 and 25
-	 * of them in two runs, the misses 0.96-0.99x and in other cells each
-	 * time, and it leaves the image out of the page cache (bench/reports/
-	 * direct.md).  Where io_uring or O_DIRECT is refused, the image is
-	 * read with pread or buffered, silently unless io= was asked for. */
+	 * 14 MiB random reads) it was at least as fast as pread in 26, 25
+	 * and 24 of them in three runs, the misses 0.92-0.99x and moving
+	 * between cells, its ratio's geometric mean over the runs at least
+	 * 1.00 in every cell; and it leaves the image out of the page cache
+	 * (bench/reports/direct.md).  Where io_uring or O_DIRECT is refused,
+	 * the image is read with pread or buffered, silently unless io= was
+	 * asked for. */
 	oo.io = EK_IO_URING;
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {

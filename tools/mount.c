@@ -55,7 +55,6 @@ struct mount_ctx {
 	int64_t uid, gid;        /* -1: as stored */
 	uint32_t blksz;
 	struct page_store *store;  /* NULL: no page-cache prefill */
-	bool io_asked;             /* -o io= given */
 };
 
 /* An open file: its inode and where a sequential reader would read next
@@ -476,9 +475,10 @@ static const struct fuse_lowlevel_ops ops = {
 	.listxattr = op_listxattr,
 };
 
-/* Split -o: our options into oo/m, the rest back for FUSE. */
+/* Split -o: our options into oo/m, the rest back for FUSE; *io_asked
+ * records an explicit io=, whose fallbacks are then worth a notice. */
 static int parse_options(const char *arg, ek_open_options *oo, struct mount_ctx *m,
-			 char **fuse_opts)
+			 bool *io_asked, char **fuse_opts)
 {
 	char *copy = strdup(arg), *tok, *save = NULL;
 	size_t used = strlen(*fuse_opts);
@@ -507,7 +507,7 @@ static int parse_options(const char *arg, ek_open_options *oo, struct mount_ctx 
 				oo->io = EK_IO_URING;
 			else
 				goto bad;
-			m->io_asked = true;
+			*io_asked = true;
 		} else if (!strncmp(tok, "engine=", 7)) {
 			ek_error err;
 
@@ -593,7 +593,7 @@ int cmd_mount(int argc, char **argv)
 	struct fuse_session *se;
 	ek_open_options oo;
 	char *fuse_opts = calloc(1, 1), *image = NULL, *dir = NULL, *arg_image = NULL;
-	bool foreground = false, debug = false;
+	bool foreground = false, debug = false, io_asked = false;
 	int i, prefetch_all, verdict_fd = -1, ret = EXIT_USAGE;
 	ek_error err;
 
@@ -623,10 +623,10 @@ int cmd_mount(int argc, char **argv)
 		} else if (!strcmp(argv[i], "-d")) {
 			debug = foreground = true;
 		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-			if (parse_options(argv[++i], &oo, &m, &fuse_opts))
+			if (parse_options(argv[++i], &oo, &m, &io_asked, &fuse_opts))
 				goto out;
 		} else if (!strncmp(argv[i], "-o", 2) && argv[i][2]) {
-			if (parse_options(argv[i] + 2, &oo, &m, &fuse_opts))
+			if (parse_options(argv[i] + 2, &oo, &m, &io_asked, &fuse_opts))
 				goto out;
 		} else if (argv[i][0] == '-') {
 			cli_error(CMD, "unknown option '%s'", argv[i]);
@@ -663,7 +663,7 @@ int cmd_mount(int argc, char **argv)
 		goto out;
 	}
 	/* Said once, here, while standard error is still the user's. */
-	if (m.io_asked && oo.io == EK_IO_URING && !ek_is_url(image) &&
+	if (io_asked && oo.io == EK_IO_URING && !ek_is_url(image) &&
 	    strcmp(ek_image_io(m.img), "io_uring+O_DIRECT")) {
 		bool no_uring = !strcmp(ek_image_io(m.img), "pread");
 

@@ -186,7 +186,8 @@ static void fetch_locked(struct stage *s, uint64_t first, uint64_t last, unsigne
  * the page cache its readahead filled.  One read at a time, and only
  * while no other read is in flight, so that a reader's miss waits behind
  * at most one chunk; only into empty chunks, so that the sweep evicts
- * nothing and reads no more than the memory the pool was lent.  Measured
+ * nothing and reads no more than the pool holds: its 16 MiB floor and
+ * whatever part of the cache it was lent.  Measured
  * with and without it, eight alternating runs, medians of the per-pair
  * ratios: random 4 KiB reads of a whole 285 MiB file 1.05x (deflate) and
  * 1.09x (zstd) at 256 KiB clusters; 14 MiB of random reads 1.26x (lz4hc,

@@ -431,7 +431,6 @@ static int layer_source(const struct layout *l, size_t i, struct tar_layer *t)
 	}
 	t->path = path;
 	t->name = name;
-	t->may_be_empty = true;
 	t->verify = true;
 	memcpy(t->expect.digest, d->digest, DIGEST_SIZE);
 	t->expect.size = d->size;

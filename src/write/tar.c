@@ -99,7 +99,6 @@ struct tar_reader {
 	bool survey;
 	uint64_t *live;
 	size_t nlive;
-	bool may_be_empty;
 	uint64_t spool_end;
 	bool epoch_set;
 	struct tnode *unplaced;      /* index mode: the file whose data's
@@ -1154,9 +1153,10 @@ static int read_entries(struct tar_reader *r)
 	for (;;) {
 		int got = libarchive.read_next_header(r->a, &e);
 
+		/* No entries at all is a tar too (an empty layer; tar -x
+		 * makes nothing of it): the image is the empty root. */
 		if (got == ARCHIVE_EOF)
-			return index_previous(r) ? -EUCLEAN : r->entry_no || r->may_be_empty ? 0 :
-			       err_fail(r->b->err, -EUCLEAN, "%s: an empty archive", r->source);
+			return index_previous(r) ? -EUCLEAN : 0;
 		ret = index_previous(r);
 		if (ret)
 			return ret;
@@ -1185,7 +1185,6 @@ static int read_layer(struct tar_reader *r, const struct tar_layer *l, uint32_t 
 	r->layer = layer;
 	r->entry_no = 0;
 	r->entry_path = NULL;
-	r->may_be_empty = l->may_be_empty;
 	ret = open_archive(r, l);
 	if (!ret)
 		ret = read_entries(r);

@@ -15,7 +15,6 @@
 struct tar_layer {
 	const char *path;             /* NULL: standard input */
 	const char *name;             /* what messages call it; NULL: path */
-	bool may_be_empty;            /* an archive of no entries is no error */
 	/* A blob named by its digest (an OCI layer): its size and SHA-256,
 	 * and the SHA-256 of the tar it holds if expect says, are checked as
 	 * it is read; a mismatch fails the build. */

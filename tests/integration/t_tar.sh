@@ -158,6 +158,23 @@ rc=0
 "$E" mkfs --tar=i -zlz4 -q ix.img ix-gnu.tar 2>ix.err || rc=$?
 [ $rc -eq 2 ] && grep -q "no compression" ix.err || fail "--tar=i -zlz4: exit $rc, $(cat ix.err)"
 
+note "an archive of no entries (an empty layer) is an empty root"
+tar -cf none.tar -T /dev/null
+gzip -c none.tar >none.tar.gz
+for args in "none.tar" "-zlz4hc none.tar.gz" "=i none.tar"; do
+	rm -f none.img
+	# shellcheck disable=SC2086 # the words are options
+	case $args in
+	=i*) "$E" mkfs --tar=i -q none.img ${args#=i } ;;
+	*) "$E" mkfs --tar -q none.img $args ;;
+	esac || fail "mkfs --tar of an empty archive ($args) failed"
+	[ "${args%% *}" != =i ] || { cat none.tar >>none.img; }
+	"$E" fsck -q none.img || fail "fsck of the empty archive's image ($args) failed"
+	kmount none.img mnt
+	[ -d mnt ] && [ -z "$(ls -A mnt)" ] || fail "the empty archive's image ($args) is not an empty root"
+	kumount mnt
+done
+
 note "reproducible: the same archive gives the same image"
 "$E" mkfs --tar -q -zlz4hc -T0 r1.img gnu-posix.tar
 "$E" mkfs --tar -q -zlz4hc -T0 --workers 1 r2.img - <gnu-posix.tar

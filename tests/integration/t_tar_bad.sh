@@ -111,6 +111,7 @@ PY
 bad crc.tar.gz "crc.tar.gz"
 head -c 10000 /dev/urandom >noise.bin
 bad noise.bin "noise.bin"
+# (an archive of no entries is a tar: t_tar.sh makes an empty root of it)
 : >empty.tar
 bad empty.tar "empty.tar"
 rc=0

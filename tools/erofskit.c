@@ -11,7 +11,7 @@ static const struct {
 	int (*run)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{ "mkfs", cmd_mkfs, "build an image from a directory" },
+	{ "mkfs", cmd_mkfs, "build an image from a directory, a tar or an OCI layout" },
 	{ "fsck", cmd_fsck, "check an image, optionally extract it" },
 	{ "dump", cmd_dump, "show the superblock, an inode, a directory or a file" },
 	{ "mount", cmd_mount, "mount an image with FUSE" },

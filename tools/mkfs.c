@@ -535,6 +535,12 @@ int cmd_mkfs(int argc, char **argv)
 		cli_error(CMD, "SOURCE '-' (a tar on standard input) needs --tar");
 		return EXIT_USAGE;
 	}
+	/* A tar typed at a terminal is never meant: the user forgot the
+	 * TARBALL, and libarchive would only call the input unrecognised. */
+	if (kind == FROM_TAR && !strcmp(source, "-") && isatty(STDIN_FILENO)) {
+		cli_error(CMD, "no TARBALL, and standard input is a terminal; name the tar or pipe it in");
+		return EXIT_USAGE;
+	}
 	if (to_stdout && json) {
 		cli_error(CMD, "--json and IMAGE '-' both want standard output");
 		return EXIT_USAGE;

@@ -129,6 +129,10 @@ rc=0
 TERM=xterm script -qec "$(printf '%q ' "$E" mkfs - src)" /dev/null >tty.out || rc=$?
 grep -q "terminal" tty.out || { cat -v tty.out >&2; fail "mkfs - onto a terminal was not refused"; }
 rc=0
+TERM=xterm script -qec "$(printf '%q ' "$E" mkfs --tar tty.img)" /dev/null >tty.out || rc=$?
+[ $rc -eq 2 ] && grep -q "standard input is a terminal" tty.out && [ ! -e tty.img ] ||
+	{ cat -v tty.out >&2; fail "mkfs --tar reading a terminal was not refused (exit $rc)"; }
+rc=0
 "$E" mkfs --json - src >/dev/null 2>both.err || rc=$?
 [ $rc -eq 2 ] || fail "mkfs --json - : exit $rc, not 2"
 rc=0

@@ -82,10 +82,16 @@ bool bc_chunk_present(struct cache_io *c, uint64_t chunk, uint8_t **scratch)
 	return true;
 }
 
-static int by_atime(const void *a, const void *b, void *arg)
+/* A present chunk and when it was last used, as eviction found it: other
+ * threads store atimes meanwhile, and a sort needs values that hold. */
+struct aged_chunk {
+	uint32_t atime;
+	uint64_t chunk;
+};
+
+static int by_atime(const void *a, const void *b)
 {
-	const struct map_entry *ent = arg;
-	uint32_t x = ent[*(const uint64_t *)a].atime, y = ent[*(const uint64_t *)b].atime;
+	uint32_t x = ((const struct aged_chunk *)a)->atime, y = ((const struct aged_chunk *)b)->atime;
 
 	return x < y ? -1 : x > y;
 }
@@ -93,7 +99,8 @@ static int by_atime(const void *a, const void *b, void *arg)
 /* Past the bound: the least recently used chunks out, down to 90%. */
 static void evict(struct cache_io *c)
 {
-	uint64_t *order, n = 0, i, target = c->max_chunks * EVICT_TO_PERCENT / 100;
+	struct aged_chunk *order;
+	uint64_t n = 0, i, target = c->max_chunks * EVICT_TO_PERCENT / 100;
 
 	if (__atomic_load_n(&c->hdr->present, __ATOMIC_RELAXED) <= c->max_chunks)
 		return;
@@ -109,10 +116,12 @@ static void evict(struct cache_io *c)
 	if (order) {
 		for (i = 0; i < c->nchunks; i++)
 			if (state_hash(__atomic_load_n(&c->ent[i].state, __ATOMIC_RELAXED)))
-				order[n++] = i;
-		qsort_r(order, n, sizeof(*order), by_atime, c->ent);
+				order[n++] = (struct aged_chunk){
+					__atomic_load_n(&c->ent[i].atime, __ATOMIC_RELAXED), i };
+		qsort(order, n, sizeof(*order), by_atime);
 		for (i = 0; i < n && __atomic_load_n(&c->hdr->present, __ATOMIC_RELAXED) > target; i++)
-			bc_drop_chunk(c, order[i], __atomic_load_n(&c->ent[order[i]].state, __ATOMIC_ACQUIRE));
+			bc_drop_chunk(c, order[i].chunk,
+				      __atomic_load_n(&c->ent[order[i].chunk].state, __ATOMIC_ACQUIRE));
 		free(order);
 	}
 	if (c->map_fd >= 0)

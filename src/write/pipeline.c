@@ -88,7 +88,8 @@ static void run_job(struct pool_job *job, unsigned int worker)
 		return;
 	}
 	zsegment_compress(t->zb, t, &t->zb->wk[worker]);
-	if (t->file == t->zb->packed)   /* placed only at the end */
+	/* (The file says so: zb->packed is set while workers run.) */
+	if (t->file->spills)            /* placed only at the end */
 		spill(t->zb, t);
 }
 
@@ -480,6 +481,7 @@ static int queue_packed(struct zbuilder *zb, bool end)
 			if (ret || !f)
 				return ret ? ret : err_fail(b->err, -ENOMEM, "out of memory");
 			f->packed = true;
+			f->spills = true;
 			f->cluster = zb->packed_pcluster;
 			zb->packed = f;
 		}

@@ -36,6 +36,9 @@ struct zfile {
 	struct tnode *n;
 	int fd;                  /* the source, open while tasks read it */
 	bool packed;             /* the packed inode itself: no tail tricks */
+	bool spills;             /* ... and its segments spill as they finish
+	                            (the metabox is compressed as it is, and
+	                            placed at once) */
 	uint32_t cluster;        /* its pclusters' size, bytes */
 	unsigned int queued_segments;
 	struct fmt_zextent *ext; /* committed extents, in order */

@@ -19,19 +19,23 @@ struct libarchive_api {
 	int (*read_support_format_tar)(struct archive *a);
 	int (*read_support_format_gnutar)(struct archive *a);
 	int (*read_support_filter_all)(struct archive *a);
-	int (*read_open)(struct archive *a, void *client, archive_open_callback *open,
-			 archive_read_callback *read, archive_close_callback *close);
-	int (*read_open_filename)(struct archive *a, const char *path, size_t block_size);
-	int (*read_next_header)(struct archive *a, struct archive_entry **entry);
+	int (*read_open2)(struct archive *a, void *client, archive_open_callback *open,
+			  archive_read_callback *read, archive_skip_callback *skip,
+			  archive_close_callback *close);
+	int (*read_next_header2)(struct archive *a, struct archive_entry *entry);
 	la_int64_t (*read_header_position)(struct archive *a);
 	int (*read_data_block)(struct archive *a, const void **buf, size_t *size,
 			       la_int64_t *offset);
+	la_int64_t (*filter_bytes)(struct archive *a, int n);
 	int (*filter_count)(struct archive *a);
 	const char *(*filter_name)(struct archive *a, int n);
 	const char *(*error_string)(struct archive *a);
 	void (*set_error)(struct archive *a, int code, const char *fmt, ...)
 		__attribute__((format(printf, 3, 4)));
 
+	struct archive_entry *(*entry_new)(void);
+	void (*entry_free)(struct archive_entry *e);
+	struct archive_entry *(*entry_clear)(struct archive_entry *e);
 	const char *(*entry_pathname)(struct archive_entry *e);
 	const char *(*entry_hardlink)(struct archive_entry *e);
 	const char *(*entry_symlink)(struct archive_entry *e);

@@ -38,6 +38,7 @@
 #include "write/source.h"
 #include "write/tar.h"
 #include "write/tar_acl.h"
+#include "write/tar_ahead.h"
 
 #define WHITEOUT_PREFIX ".wh."
 #define OPAQUE_NAME ".wh..wh..opq"
@@ -91,7 +92,9 @@ struct tar_reader {
 	uint32_t layer;             /* 0-based, of the archive being read */
 	struct whiteout *whiteouts; /* the current layer's */
 	size_t nwhiteouts, cap_whiteouts;
-	struct tarstream *stream;   /* the archive's bytes (not in index mode) */
+	struct tarstream *stream;   /* the archive's bytes */
+	struct tar_ahead *ahead;    /* its headers */
+	const char *compressed_as;  /* its compression's name, or NULL */
 	/* Flattening several layers: a first pass (the survey) reads every
 	 * header and no data to learn which entries' files and symlinks are
 	 * still there at the end; the second writes the data of those only
@@ -101,8 +104,9 @@ struct tar_reader {
 	size_t nlive;
 	uint64_t spool_end;
 	bool epoch_set;
-	struct tnode *unplaced;      /* index mode: the file whose data's
-	                                offset the next header tells */
+	uint64_t data_start;         /* index mode: where the entry's data starts */
+	struct tnode *unplaced;      /* index mode: the last file, whose data
+	                                must end before the next header */
 };
 
 /* ------------------------------------------------------------ messages */
@@ -119,19 +123,25 @@ static int entry_fail(struct tar_reader *r, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
+	if (!r->entry_path)     /* its header did not read */
+		return err_fail(r->b->err, code, "%s: entry %llu: %s", r->source,
+				(unsigned long long)r->entry_no, what);
 	return err_fail(r->b->err, code, "%s: entry %llu '%s': %s", r->source,
-			(unsigned long long)r->entry_no, r->entry_path ? r->entry_path : "",
-			what);
+			(unsigned long long)r->entry_no, r->entry_path, what);
 }
 
-static int archive_fail(struct tar_reader *r, const char *doing)
+/* why: libarchive's message (what error_string() said). */
+static int archive_fail_why(struct tar_reader *r, const char *doing, const char *why)
 {
-	const char *why = libarchive.error_string(r->a);
-
 	if (r->entry_no)
 		return entry_fail(r, -EUCLEAN, "%s: %s", doing, why ? why : "unknown error");
 	return err_fail(r->b->err, -EUCLEAN, "%s: %s: %s", r->source, doing,
 			why ? why : "unknown error");
+}
+
+static int archive_fail(struct tar_reader *r, const char *doing)
+{
+	return archive_fail_why(r, doing, libarchive.error_string(r->a));
 }
 
 /* Room for one more element in a doubling array of *cap (n used): the
@@ -589,6 +599,7 @@ static int make_node(struct tar_reader *r, struct archive_entry *e, uint32_t typ
 					  "is not one run in the tar): use --tar=f");
 		n->indexed = true;
 		n->layout = EROFS_LAYOUT_FLAT_PLAIN;
+		n->tar_off = r->data_start;
 		r->unplaced = n;
 		return 0;
 	case S_IFLNK: {
@@ -1074,6 +1085,8 @@ static int open_spool(struct build *b, const char *image_path)
 
 static void close_archive(struct tar_reader *r)
 {
+	tar_ahead_stop(r->ahead);
+	r->ahead = NULL;
 	if (r->a)
 		libarchive.read_free(r->a);
 	r->a = NULL;
@@ -1093,18 +1106,26 @@ static int open_archive(struct tar_reader *r, const struct tar_layer *l)
 	libarchive.read_support_format_tar(r->a);
 	libarchive.read_support_format_gnutar(r->a);
 	libarchive.read_support_filter_all(r->a);
-	/* Index mode reads headers only and seeks over the data: small reads
-	 * copy less of what is skipped. */
-	if (r->b->o.tar_index) {
-		if (libarchive.read_open_filename(r->a, l->path, 1 << 13) != ARCHIVE_OK)
-			return archive_fail(r, "cannot read it");
-		return 0;
-	}
-	ret = tarstream_open(l->path, r->source, l->verify ? &l->expect : NULL, &r->stream,
-			     r->b->err);
-	if (!ret && libarchive.read_open(r->a, r->stream, NULL, tarstream_read, NULL) != ARCHIVE_OK)
+	ret = tarstream_open(l->path, r->source, l->verify ? &l->expect : NULL,
+			     r->b->o.tar_index, &r->stream, r->b->err);
+	/* Index mode reads headers only: it skips the data. */
+	if (!ret && libarchive.read_open2(r->a, r->stream, NULL, tarstream_read, tarstream_skip,
+					  NULL) != ARCHIVE_OK)
 		ret = archive_fail(r, "cannot read it");
-	return ret;
+	if (ret)
+		return ret;
+	/* Known once open (libarchive has chosen its filters). */
+	r->compressed_as = tarstream_compression(r->stream);
+	if (!r->compressed_as && libarchive.filter_count(r->a) > 1)
+		r->compressed_as = libarchive.filter_name(r->a, 0);
+	/* No data is read in index mode and in the survey: the headers can
+	 * be parsed ahead, on a core of their own. */
+	ret = tar_ahead_start(r->a, (r->b->o.tar_index || r->survey) && r->b->workers > 1,
+			      &r->ahead);
+	if (ret)
+		return err_fail(r->b->err, ret, "%s: cannot read its headers: %s", r->source,
+				strerror(-ret));
+	return 0;
 }
 
 static void reader_free(struct tar_reader *r)
@@ -1128,47 +1149,56 @@ static void reader_free(struct tar_reader *r)
 	free(r->whiteouts);
 }
 
-/* Index mode: the file before this header has its data right before it,
- * padded to 512 bytes. */
-static int index_previous(struct tar_reader *r)
+/* Index mode: the file before this header h (or this failure to read
+ * one) had all its data in the tar, before h. */
+static int index_previous(struct tar_reader *r, const struct tar_header *h)
 {
 	struct tnode *n = r->unplaced;
-	int64_t next = libarchive.read_header_position(r->a);
-	uint64_t padded = (n ? n->size + 511 : 0) / 512 * 512;
+	uint64_t end = n ? n->tar_off + n->size : 0;
 
 	if (!n)
 		return 0;
 	r->unplaced = NULL;
-	if (next < 0 || (uint64_t)next < padded)
+	/* (Its header is gone: the message takes the name the node kept.) */
+	r->entry_path = n->src_path;
+	if (h->status < ARCHIVE_WARN && h->status != ARCHIVE_EOF) {
+		if (h->data_start < end)
+			return entry_fail(r, -EUCLEAN, "its data is cut short: the tar ends after "
+					  "%llu bytes, its %llu bytes would end at %llu",
+					  (unsigned long long)h->data_start,
+					  (unsigned long long)n->size, (unsigned long long)end);
+		return 0;   /* the next header is what failed */
+	}
+	if (h->position < 0 || (uint64_t)h->position < end)
 		return entry_fail(r, -EUCLEAN, "its data is not where an indexed tar keeps it");
-	n->tar_off = (uint64_t)next - padded;
 	return 0;
 }
 
 static int read_entries(struct tar_reader *r)
 {
-	struct archive_entry *e;
 	int ret = 0;
 
 	for (;;) {
-		int got = libarchive.read_next_header(r->a, &e);
+		const struct tar_header *h = tar_ahead_next(r->ahead);
 
 		/* No entries at all is a tar too (an empty layer; tar -x
 		 * makes nothing of it): the image is the empty root. */
-		if (got == ARCHIVE_EOF)
-			return index_previous(r) ? -EUCLEAN : 0;
-		ret = index_previous(r);
+		if (h->status == ARCHIVE_EOF)
+			return index_previous(r, h) ? -EUCLEAN : 0;
+		ret = index_previous(r, h);
 		if (ret)
 			return ret;
 		r->entry_no++;
 		r->entry_path = NULL;
-		if (got < ARCHIVE_WARN)
-			return archive_fail(r, r->entry_no == 1 ? "not a tar archive" : "reading its header");
-		if (r->b->o.tar_index && r->entry_no == 1 && libarchive.filter_count(r->a) > 1)
+		if (h->status < ARCHIVE_WARN)
+			return archive_fail_why(r, r->entry_no == 1 ? "not a tar archive" :
+						"reading its header", h->why);
+		if (r->b->o.tar_index && r->entry_no == 1 && r->compressed_as)
 			return entry_fail(r, -EUCLEAN, "--tar=i indexes a tar as it is, and this one "
 					  "is compressed (%s): decompress it first, or use --tar=f",
-					  libarchive.filter_name(r->a, 0));
-		ret = add_entry(r, e);
+					  r->compressed_as);
+		r->data_start = h->data_start;
+		ret = add_entry(r, h->entry);
 		if (ret)
 			return ret;
 	}
@@ -1188,6 +1218,10 @@ static int read_layer(struct tar_reader *r, const struct tar_layer *l, uint32_t 
 	ret = open_archive(r, l);
 	if (!ret)
 		ret = read_entries(r);
+	/* The headers' reader stops (it may be ahead, after an error)
+	 * before anyone else reads the stream. */
+	tar_ahead_stop(r->ahead);
+	r->ahead = NULL;
 	if (r->stream) {
 		/* A blob that is not what its digest names says so first,
 		 * whatever reading it tripped on. */

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -14,6 +16,9 @@
 
 #define IN_CAP (256u << 10)
 #define OUT_CAP (256u << 10)
+/* A mapping is let go behind the reader in steps of this: its pages count
+ * in the process's resident size while mapped. */
+#define RELEASE_STEP (8u << 20)
 
 enum stored_as { STORED_PLAIN, STORED_GZIP, STORED_ZSTD };
 
@@ -23,6 +28,10 @@ struct tarstream {
 	enum stored_as form;
 	uint8_t *in;                  /* bytes as stored: in[pos, len) not yet used */
 	size_t pos, len;
+	uint8_t *buf;                 /* what read() fills, unless mapped */
+	uint8_t *map;                 /* skimming a regular file: all of it */
+	size_t map_len, map_off;      /* map[map_off, map_len) not handed out yet */
+	size_t map_released;          /* map[0, map_released) unmapped */
 	bool in_ended;                /* the file has no more */
 	bool tar_ended;               /* the compressed stream has no more */
 	uint8_t *out;                 /* decompressed */
@@ -56,6 +65,18 @@ static la_ssize_t fail_read(struct archive *a, struct tarstream *s, const char *
 	return -1;
 }
 
+/* What libarchive is done with: all before the piece about to be handed
+ * over (a piece it was given stays valid until it asks for the next). */
+static void release_behind(struct tarstream *s)
+{
+	size_t upto = s->map_off & ~(size_t)(sysconf(_SC_PAGESIZE) - 1);
+
+	if (upto - s->map_released < RELEASE_STEP)
+		return;
+	munmap(s->map + s->map_released, upto - s->map_released);
+	s->map_released = upto;
+}
+
 /* More of the file into in[] (which the caller has used up). */
 static int refill(struct tarstream *s)
 {
@@ -64,9 +85,16 @@ static int refill(struct tarstream *s)
 	s->pos = s->len = 0;
 	if (s->in_ended)
 		return 0;
-	do
-		got = read(s->fd, s->in, IN_CAP);
-	while (got < 0 && errno == EINTR);
+	if (s->map) {
+		release_behind(s);
+		got = (ssize_t)(s->map_len - s->map_off < IN_CAP ? s->map_len - s->map_off : IN_CAP);
+		s->in = s->map + s->map_off;
+		s->map_off += (size_t)got;
+	} else {
+		do
+			got = read(s->fd, s->in, IN_CAP);
+		while (got < 0 && errno == EINTR);
+	}
 	if (got < 0) {
 		snprintf(s->why, sizeof(s->why), "%s", strerror(errno));
 		s->failed = true;
@@ -207,16 +235,67 @@ la_ssize_t tarstream_read(struct archive *a, void *ctx, const void **out)
 	return n;
 }
 
+la_int64_t tarstream_skip(struct archive *a, void *ctx, la_int64_t request)
+{
+	struct tarstream *s = ctx;
+	size_t skipped;
+
+	(void)a;
+	/* 0: libarchive reads through instead. */
+	if (!s->map || request <= 0)
+		return 0;
+	skipped = s->map_len - s->map_off;
+	if ((uint64_t)request < skipped)
+		skipped = (size_t)request;
+	s->map_off += skipped;
+	s->stored_bytes += skipped;
+	return (la_int64_t)skipped;
+}
+
+const char *tarstream_compression(const struct tarstream *s)
+{
+	return s->form == STORED_GZIP ? "gzip" : s->form == STORED_ZSTD ? "zstd" : NULL;
+}
+
+/*
+ * Skimming (headers only), a regular file is mapped rather than read: a
+ * header costs a page mapped, not a copy of the data read around it, and
+ * what is skipped is never touched (reading, then seeking over the data,
+ * took 1.16x the time in index mode).  From the descriptor's offset
+ * (standard input may be part-read), which is left where the stream
+ * ended, as reading would leave it.  A file cut short while it is mapped
+ * would fault (SIGBUS) rather than fail a read: input is taken not to
+ * change while it is read.
+ */
+static void map_whole(struct tarstream *s)
+{
+	struct stat st;
+	off_t at = lseek(s->fd, 0, SEEK_CUR);
+	void *m;
+
+	if (at < 0 || fstat(s->fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= at ||
+	    (uint64_t)st.st_size > SIZE_MAX)
+		return;
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, s->fd, 0);
+	if (m == MAP_FAILED)
+		return;
+	s->map = m;
+	s->map_len = (size_t)st.st_size;
+	s->map_off = (size_t)at;
+}
+
 static int start(struct tarstream *s, const char *path, const struct tarstream_expect *x,
-		 ek_error *err)
+		 bool skim, ek_error *err)
 {
 	s->fd = path ? open(path, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
 	/* A blob its manifest names and the layout lacks is a broken layout. */
 	if (s->fd < 0)
 		return err_fail(err, errno == ENOENT && x ? -EUCLEAN : -errno,
 				"%s: cannot open it: %s", s->name, strerror(errno));
-	s->in = malloc(IN_CAP);
-	if (!s->in)
+	/* A blob's digest covers every byte: nothing is skipped. */
+	if (skim && !x)
+		map_whole(s);
+	if (!s->map && !(s->in = s->buf = malloc(IN_CAP)))
 		return err_fail(err, -ENOMEM, "out of memory");
 	if (x) {
 		s->checking = true;
@@ -249,7 +328,7 @@ static int start(struct tarstream *s, const char *path, const struct tarstream_e
 }
 
 int tarstream_open(const char *path, const char *name, const struct tarstream_expect *x,
-		   struct tarstream **out, ek_error *err)
+		   bool skim, struct tarstream **out, ek_error *err)
 {
 	struct tarstream *s = calloc(1, sizeof(*s));
 	int ret;
@@ -259,7 +338,7 @@ int tarstream_open(const char *path, const char *name, const struct tarstream_ex
 		return err_fail(err, -ENOMEM, "out of memory");
 	s->name = name;
 	s->fd = -1;
-	ret = start(s, path, x, err);
+	ret = start(s, path, x, skim, err);
 	if (ret)
 		tarstream_close(s);
 	else
@@ -333,6 +412,11 @@ void tarstream_close(struct tarstream *s)
 
 	if (!s)
 		return;
+	if (s->map) {
+		lseek(s->fd, (off_t)s->map_off, SEEK_SET);
+		if (s->map_released < s->map_len)
+			munmap(s->map + s->map_released, s->map_len - s->map_released);
+	}
 	if (s->fd >= 0)
 		close(s->fd);
 	if (s->blob)
@@ -342,6 +426,6 @@ void tarstream_close(struct tarstream *s)
 	ZSTD_freeDStream(s->zs);
 	free(s->gz);
 	free(s->out);
-	free(s->in);
+	free(s->buf);
 	free(s);
 }

@@ -1,6 +1,7 @@
 /*
  * An archive's bytes on their way to libarchive (tarstream.c): read from a
- * file or standard input in large pieces; gzip and zstd decompressed here
+ * file or standard input in large pieces (or, skimming a file for its
+ * headers, mapped and skipped over); gzip and zstd decompressed here
  * (ISA-L's inflate takes 0.6 of the time of zlib's, which libarchive would
  * use, on the root filesystem's .tar.gz), any other compression left to
  * libarchive; and, for an OCI layer, the blob's size and digest over the
@@ -28,12 +29,18 @@ struct tarstream_expect {
 struct tarstream;
 
 /* path NULL: standard input.  name: what messages call it.  x: NULL, or
- * what tarstream_finish() checks.  -errno with err filled (a missing
- * blob: -EUCLEAN). */
+ * what tarstream_finish() checks.  skim: libarchive will skip all data
+ * (tarstream_skip).  -errno with err filled (a missing blob: -EUCLEAN). */
 int tarstream_open(const char *path, const char *name, const struct tarstream_expect *x,
-		   struct tarstream **out, ek_error *err);
+		   bool skim, struct tarstream **out, ek_error *err);
 /* libarchive's read callback (ctx: the stream). */
 la_ssize_t tarstream_read(struct archive *a, void *ctx, const void **out);
+/* libarchive's skip callback: over a skimmed file's data without touching
+ * it; else 0 (libarchive reads through). */
+la_int64_t tarstream_skip(struct archive *a, void *ctx, la_int64_t request);
+/* "gzip" or "zstd" when the stream decompresses what it hands over, else
+ * NULL. */
+const char *tarstream_compression(const struct tarstream *s);
 /* The archive has ended (or failed: archive_failed): with expectations,
  * the rest of the blob is read and its size, digest and diff_id compared;
  * a blob that is not the one named is the error to report, before any

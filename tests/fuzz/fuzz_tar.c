@@ -1,10 +1,13 @@
 /*
  * Fuzz target: mkfs --tar over bytes taken as an archive (libarchive
  * parses; what erofskit does with what it returns is what is fuzzed),
- * compressed, with whiteouts.  Whatever the bytes, the build either fails
- * with an error or writes an image that opens and that fsck finds clean:
- * an image erofskit writes is never corrupt.
+ * compressed, with whiteouts; then --tar=i over the same bytes, its
+ * headers parsed on a second thread.  Whatever the bytes, each build
+ * either fails with an error or writes an image that opens and that fsck
+ * finds clean (the index with the bytes appended, as it is used): an
+ * image erofskit writes is never corrupt.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +19,16 @@
 #include "clean.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* An index's tar goes after it. */
+static void append(const char *image, const uint8_t *data, size_t size)
+{
+	int fd = open(image, O_WRONLY | O_APPEND);
+
+	if (fd < 0 || write(fd, data, size) != (ssize_t)size)
+		abort();
+	close(fd);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -41,6 +54,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (!ek_build_tar(image, input, &o, NULL, &err)) {
 		fuzz_require_clean(image, "fuzz_tar");
+		unlink(image);
+	}
+	ek_build_options_init(&o);
+	o.workers = 2;
+	o.aufs = true;
+	o.tar_index = true;
+	o.block_size = 512;
+	if (!ek_build_tar(image, input, &o, NULL, &err)) {
+		append(image, data, size);
+		fuzz_require_clean(image, "fuzz_tar (--tar=i)");
 		unlink(image);
 	}
 	close(fd);

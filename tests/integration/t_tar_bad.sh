@@ -33,17 +33,24 @@ PY
 }
 
 # bad ARCHIVE TEXT...: exit 1, stderr names each TEXT, no image, nothing
-# else left in this directory but the archives.
+# else left in this directory but the archives; copying the data in
+# (compressed) and indexing it (--tar=i: headers parsed ahead on a thread
+# of their own, the data skipped).
 bad() {
-	local archive=$1 rc=0
+	local archive=$1 mode rc
 	shift
-	"$E" mkfs --tar -zlz4hc out.img "$archive" >out.txt 2>err.txt || rc=$?
-	[ $rc -eq 1 ] || { cat err.txt >&2; fail "$archive: exit $rc, not 1"; }
-	for text in "$@"; do
-		grep -qF -- "$text" err.txt || { cat err.txt >&2; fail "$archive: the message does not say '$text'"; }
+	for mode in "--tar -zlz4hc" "--tar=i"; do
+		rc=0
+		# shellcheck disable=SC2086 # mode is two words
+		"$E" mkfs $mode out.img "$archive" >out.txt 2>err.txt || rc=$?
+		[ $rc -eq 1 ] || { cat err.txt >&2; fail "$archive ($mode): exit $rc, not 1"; }
+		for text in "$@"; do
+			grep -qF -- "$text" err.txt ||
+				{ cat err.txt >&2; fail "$archive ($mode): the message does not say '$text'"; }
+		done
+		[ "$(ls | grep -cvE '\.(tar|gz|zst|bin)$|^(out|err)\.txt$')" -eq 0 ] ||
+			{ ls -la >&2; fail "$archive ($mode): something was left behind"; }
 	done
-	[ "$(ls | grep -cvE '\.(tar|gz|zst|bin)$|^(out|err)\.txt$')" -eq 0 ] ||
-		{ ls -la >&2; fail "$archive: something was left behind"; }
 	return 0
 }
 
@@ -83,6 +90,14 @@ data[hdr + 148:hdr + 155] = b"%06o\0" % sum(data[hdr:hdr + 512]) + b" "
 open(sys.argv[1], "wb").write(bytes(data))
 PY
 bad paxlie.tar "entry"
+
+note "an error far into a long archive (the reader well ahead of the tree)"
+make deep 'for n in range(3000): add("d%02d/f%04d" % (n % 30, n), b"x" * (n % 700))
+add("/etc/deep-evil", b"y")
+for n in range(3000): add("e/g%04d" % n, b"z")'
+bad deep.tar "entry 3001" "/etc/deep-evil" "absolute"
+head -c 1500000 deep.tar >deepcut.tar
+bad deepcut.tar "deepcut.tar: entry 1320:" "Truncated"
 
 note "truncated and corrupt archives"
 make whole 'add("dir/", type=tarfile.DIRTYPE); add("dir/big", bytes(range(256)) * 400); add("z", b"1")'

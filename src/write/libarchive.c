@@ -11,6 +11,8 @@ static const struct dynlib_symbol symbols[] = {
 	SYMBOL(read_open2), SYMBOL(read_next_header2), SYMBOL(read_header_position),
 	SYMBOL(read_data_block), SYMBOL(filter_bytes), SYMBOL(filter_count),
 	SYMBOL(filter_name), SYMBOL(error_string), SYMBOL(set_error),
+	/* errno is a macro: the field has another name */
+	{ "archive_errno", offsetof(struct libarchive_api, errno_of) },
 	SYMBOL(entry_new), SYMBOL(entry_free), SYMBOL(entry_clear), SYMBOL(entry_pathname),
 	SYMBOL(entry_hardlink), SYMBOL(entry_symlink), SYMBOL(entry_filetype),
 	SYMBOL(entry_perm), SYMBOL(entry_uid), SYMBOL(entry_gid),

@@ -30,6 +30,7 @@ struct libarchive_api {
 	int (*filter_count)(struct archive *a);
 	const char *(*filter_name)(struct archive *a, int n);
 	const char *(*error_string)(struct archive *a);
+	int (*errno_of)(struct archive *a);     /* archive_errno() */
 	void (*set_error)(struct archive *a, int code, const char *fmt, ...)
 		__attribute__((format(printf, 3, 4)));
 

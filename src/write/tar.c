@@ -1174,6 +1174,18 @@ static int index_previous(struct tar_reader *r, const struct tar_header *h)
 	return 0;
 }
 
+/*
+ * libarchive reads on past what it warns of, losing it (a pax attribute
+ * it rejects, an ACL it cannot parse): bad input, as bsdtar's exit status
+ * says too.  All but one warning: a name it cannot convert to this
+ * process's character set (a UTF-8 pax name in the C locale) is kept as
+ * its bytes, which is what an EROFS name is.
+ */
+static bool only_charset(const struct tar_header *h)
+{
+	return h->errnum == EILSEQ && strstr(h->why, "can't be converted");
+}
+
 static int read_entries(struct tar_reader *r)
 {
 	int ret = 0;
@@ -1193,6 +1205,10 @@ static int read_entries(struct tar_reader *r)
 		if (h->status < ARCHIVE_WARN)
 			return archive_fail_why(r, r->entry_no == 1 ? "not a tar archive" :
 						"reading its header", h->why);
+		if (h->status == ARCHIVE_WARN && !only_charset(h)) {
+			r->entry_path = libarchive.entry_pathname(h->entry);
+			return archive_fail_why(r, "reading its header", h->why);
+		}
 		if (r->b->o.tar_index && r->entry_no == 1 && r->compressed_as)
 			return entry_fail(r, -EUCLEAN, "--tar=i indexes a tar as it is, and this one "
 					  "is compressed (%s): decompress it first, or use --tar=f",

@@ -53,13 +53,15 @@ static bool read_one(struct tar_ahead *q, struct slot *s)
 	h->status = libarchive.read_next_header2(q->a, h->entry);
 	h->position = libarchive.read_header_position(q->a);
 	h->why = NULL;
+	h->errnum = 0;
 	end = libarchive.filter_bytes(q->a, 0);
 	h->data_start = end > 0 ? (uint64_t)end : 0;
 	s->header_bytes = h->position >= 0 && end > h->position ? (uint64_t)(end - h->position) : 0;
-	if (h->status < ARCHIVE_WARN) {
+	if (h->status != ARCHIVE_OK && h->status != ARCHIVE_EOF) {
 		h->why = libarchive.error_string(q->a);
 		if (!h->why)
 			h->why = "unknown error";
+		h->errnum = libarchive.errno_of(q->a);
 	}
 	return h->status < ARCHIVE_WARN || h->status == ARCHIVE_EOF;
 }

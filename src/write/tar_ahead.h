@@ -22,7 +22,8 @@ struct tar_header {
 	                               unknown, after a failure) */
 	uint64_t data_start;        /* where its data starts; after a failure,
 	                               how much of the tar was read */
-	const char *why;            /* libarchive's message, status < ARCHIVE_WARN */
+	const char *why;            /* libarchive's message, status != ARCHIVE_OK */
+	int errnum;                 /* and its archive_errno() */
 };
 
 struct tar_ahead;

@@ -1,5 +1,5 @@
 # mkfs --tar: archives made by GNU tar (gnu, posix, ustar; xattrs, ACLs,
-# sparse files, long names), bsdtar and Python's tarfile, compressed every
+# sparse files, long and UTF-8 names), bsdtar and Python's tarfile, compressed every
 # way libarchive detects (gzip, zstd, xz, bzip2, lz4), from a file and from
 # standard input.  The kernel's mount of each image must equal what GNU tar
 # extracts from the same archive: bytes, modes, owners, times, xattrs,
@@ -23,7 +23,8 @@ def text(n):
         out += r.choice(words) + b" "
     return bytes(out[:n])
 for name, size in [("a.txt", 6000), ("dir/b.bin", 300000), ("dir/sub/c", 50), ("empty", 0),
-                   ("dir/" + "n" * 200, 1000), ("x" * 255, 77)]:
+                   ("dir/" + "n" * 200, 1000), ("x" * 255, 77),
+                   ("dir/caf\u00e9-\u00fcn\u00efc\u00f8de", 120)]:
     with open(os.path.join(root, name), "wb") as f:
         f.write(text(size))
 with open(os.path.join(root, "random.bin"), "wb") as f:

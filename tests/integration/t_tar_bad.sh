@@ -91,6 +91,10 @@ open(sys.argv[1], "wb").write(bytes(data))
 PY
 bad paxlie.tar "entry"
 
+# libarchive warns and reads on without it: an xattr lost, so an error
+make paxbig 'add("ok", b"x"); add("f", b"y", pax_headers={"SCHILY.xattr.user.big": "v" * 1000000})'
+bad paxbig.tar "entry 2 'f'" "Rejecting pax extended attribute"
+
 note "an error far into a long archive (the reader well ahead of the tree)"
 make deep 'for n in range(3000): add("d%02d/f%04d" % (n % 30, n), b"x" * (n % 700))
 add("/etc/deep-evil", b"y")

@@ -294,7 +294,7 @@ static int extent_end(ek_inode *inode, uint64_t head_lcn, uint64_t *end,
 
 	while (lcn < inode->z.nlclusters) {
 		struct lcluster e;
-		uint64_t d;
+		uint64_t d = 0;     /* (set on success; gcc -O1 cannot tell) */
 		int ret = load(inode, lcn, &e, err);
 
 		if (ret)

@@ -31,7 +31,8 @@ struct tar_ahead {
 	 * handed slot i + 1 (it holds the one it was handed last). */
 	uint64_t filled, taken;
 	bool ended;                 /* filled counts the last header */
-	bool stop;                  /* the caller wants no more */
+	bool stop;                  /* the caller wants no more (atomic: the
+	                               reader looks before each header) */
 	bool reader_waits, caller_waits;
 	pthread_mutex_t lock;
 	pthread_cond_t room, ready;
@@ -82,7 +83,7 @@ static bool reader_meet(struct tar_ahead *q, uint64_t i)
 
 	pthread_mutex_lock(&q->lock);
 	q->filled = i;
-	while (!q->stop && reader_must_wait(q, i)) {
+	while (!__atomic_load_n(&q->stop, __ATOMIC_RELAXED) && reader_must_wait(q, i)) {
 		q->reader_waits = true;
 		/* The caller may be waiting for a full batch that will not
 		 * come before it makes room. */
@@ -93,7 +94,7 @@ static bool reader_meet(struct tar_ahead *q, uint64_t i)
 	q->reader_waits = false;
 	if (q->caller_waits && q->filled - q->taken >= BATCH)
 		pthread_cond_signal(&q->ready);
-	go_on = !q->stop;
+	go_on = !__atomic_load_n(&q->stop, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&q->lock);
 	return go_on;
 }
@@ -105,6 +106,10 @@ static void *reader_main(void *arg)
 	bool last = false;
 
 	while (!last) {
+		/* After an error the caller stops the reader: at most the
+		 * header under way is read past it (a pipe may be slow). */
+		if (__atomic_load_n(&q->stop, __ATOMIC_RELAXED))
+			return NULL;
 		if ((i % BATCH == 0 || i == q->forgotten + SLOTS - 1 ||
 		     q->in_flight > HEADER_BUDGET) && !reader_meet(q, i))
 			return NULL;
@@ -205,7 +210,7 @@ void tar_ahead_stop(struct tar_ahead *q)
 		return;
 	if (q->reader_running) {
 		pthread_mutex_lock(&q->lock);
-		q->stop = true;
+		__atomic_store_n(&q->stop, true, __ATOMIC_RELAXED);
 		pthread_cond_signal(&q->room);
 		pthread_mutex_unlock(&q->lock);
 		pthread_join(q->reader, NULL);

@@ -39,9 +39,9 @@ PY
 bad() {
 	local archive=$1 mode rc
 	shift
-	for mode in "--tar -zlz4hc" "--tar=i"; do
+	for mode in "--tar -zlz4hc" "--tar=i --workers 2"; do
 		rc=0
-		# shellcheck disable=SC2086 # mode is two words
+		# shellcheck disable=SC2086 # mode is several words
 		"$E" mkfs $mode out.img "$archive" >out.txt 2>err.txt || rc=$?
 		[ $rc -eq 1 ] || { cat err.txt >&2; fail "$archive ($mode): exit $rc, not 1"; }
 		for text in "$@"; do

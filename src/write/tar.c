@@ -1083,10 +1083,9 @@ static int open_spool(struct build *b, const char *image_path)
 	return 0;
 }
 
+/* (read_layer has stopped the headers' reader.) */
 static void close_archive(struct tar_reader *r)
 {
-	tar_ahead_stop(r->ahead);
-	r->ahead = NULL;
 	if (r->a)
 		libarchive.read_free(r->a);
 	r->a = NULL;
@@ -1154,11 +1153,12 @@ static void reader_free(struct tar_reader *r)
 static int index_previous(struct tar_reader *r, const struct tar_header *h)
 {
 	struct tnode *n = r->unplaced;
-	uint64_t end = n ? n->tar_off + n->size : 0;
+	uint64_t end;
 
 	if (!n)
 		return 0;
 	r->unplaced = NULL;
+	end = n->tar_off + n->size;
 	/* (Its header is gone: the message takes the name the node kept.) */
 	r->entry_path = n->src_path;
 	if (h->status < ARCHIVE_WARN && h->status != ARCHIVE_EOF) {

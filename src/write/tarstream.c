@@ -241,8 +241,10 @@ la_int64_t tarstream_skip(struct archive *a, void *ctx, la_int64_t request)
 	size_t skipped;
 
 	(void)a;
-	/* 0: libarchive reads through instead. */
-	if (!s->map || request <= 0)
+	/* 0: libarchive reads through instead.  What a decoder hands over
+	 * is not where the mapping is (index mode refuses a compressed tar,
+	 * but the reader ahead may skip before the refusal). */
+	if (!s->map || s->form != STORED_PLAIN || request <= 0)
 		return 0;
 	skipped = s->map_len - s->map_off;
 	if ((uint64_t)request < skipped)

@@ -111,6 +111,14 @@ void dedupe_free(struct build *b)
 	}
 }
 
+bool dedupe_size_shared(const struct build *b, uint64_t size)
+{
+	const struct dedupe *d = b->dedupe;
+
+	return !d || d->every_size || size < min_size(b) ||
+	       d->sizes[size_slot(d, size)].count >= 2;
+}
+
 static int file_digest(struct build *b, const struct tnode *n, int fd, uint8_t *buf,
 		       uint8_t *out)
 {

@@ -17,6 +17,9 @@ int dedupe_plan(struct build *b);
 /* The same when files arrive as a stream: every size is a candidate. */
 int dedupe_plan_stream(struct build *b);
 void dedupe_free(struct build *b);
+/* Whether a file of this size may be a copy of another: false only when
+ * the tree's sizes are known and no other file has it. */
+bool dedupe_size_shared(const struct build *b, uint64_t size);
 
 /*
  * Before writing n uncompressed from fd: when an identical file's blocks

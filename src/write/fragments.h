@@ -24,8 +24,9 @@ void packed_close(struct build *b);
  * needed). */
 int packed_append(struct build *b, const uint8_t *data, size_t len, bool whole,
 		  const uint8_t *digest, uint64_t *off);
-/* Whether packed_append() would look for an identical fragment. */
-bool packed_dedupes(const struct build *b, bool whole);
+/* Whether packed_append() would look for an identical fragment of len
+ * bytes. */
+bool packed_dedupes(const struct build *b, bool whole, uint64_t len);
 
 /* The packed inode, added to the tree the first time (its size grows with
  * the data: the caller sets it at the end); its data is packed_fd()'s,

@@ -46,7 +46,7 @@ static void look_at_fragment(struct zbuilder *zb, struct ztask *t)
 {
 	t->ran = true;
 	t->compressible = probe_compressible(t->in, (size_t)t->len, zb->codec->entropy_coded);
-	if (t->compressible && packed_dedupes(zb->b, true))
+	if (t->compressible && packed_dedupes(zb->b, true, t->len))
 		digest_of(t->in, (size_t)t->len, t->digest);
 }
 
@@ -127,7 +127,7 @@ static int commit_fragment(struct zbuilder *zb, struct ztask *t)
 	if (!t->compressible)
 		return data_write_uncompressed(b, t->n);
 	ret = packed_append(b, t->in, (size_t)t->len, true,
-			    packed_dedupes(b, true) ? t->digest : NULL, &off);
+			    packed_dedupes(b, true, t->len) ? t->digest : NULL, &off);
 	build_progress(b, t->len);
 	if (!ret)
 		ret = zfile_whole_fragment(zb, t->file, off);

@@ -68,7 +68,8 @@ static int write_extents(struct zbuilder *zb, struct zfile *f, struct ztask *t,
 		size_t bytes = (size_t)e->blocks << b->blkszbits;
 		uint64_t addr;
 
-		if (b->lay.dedupe && digtab_find(&b->pclusters, e->digest, dedupe_tag(e), &addr)) {
+		if (zfile_dedupes_pclusters(b, f) &&
+		    digtab_find(&b->pclusters, e->digest, dedupe_tag(e), &addr)) {
 			/* Stored already: what was read so far goes first. */
 			ret = flush(b, t->data, run_from, &run_len);
 			b->stats->dedupe_hits++;
@@ -80,7 +81,8 @@ static int write_extents(struct zbuilder *zb, struct zfile *f, struct ztask *t,
 			addr = b->data_blk;
 			b->data_blk += e->blocks;
 			f->own_blocks += e->blocks;
-			if (b->lay.dedupe && digtab_add(&f->fresh, e->digest, dedupe_tag(e), addr))
+			if (zfile_dedupes_pclusters(b, f) &&
+			    digtab_add(&f->fresh, e->digest, dedupe_tag(e), addr))
 				ret = err_fail(b->err, -ENOMEM, "out of memory");
 		}
 		if (!ret)

@@ -131,6 +131,15 @@ struct zbuilder {
 	uint64_t held_spooled;   /* ... bytes of theirs waiting in the spool */
 };
 
+/* Whether f's pclusters are hashed, looked up and remembered for
+ * -Ededupe: not those of the packed inode or the metabox, which start
+ * wherever the one before filled up, so that none ever equals another
+ * (SHA-256 over all of their input took 1.3% of a zstd build's time). */
+static inline bool zfile_dedupes_pclusters(const struct build *b, const struct zfile *f)
+{
+	return b->lay.dedupe && !f->packed;
+}
+
 /* zsegment.c: compress task->[off, off+len) of its file. */
 void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w);
 

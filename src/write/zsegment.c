@@ -54,9 +54,10 @@ static int reserve(struct ztask *t, size_t data, ek_error *err)
 	return 0;
 }
 
-static void fill_digest(const struct zbuilder *zb, struct zext *e, const uint8_t *in)
+static void fill_digest(const struct zbuilder *zb, const struct ztask *t, struct zext *e,
+			const uint8_t *in)
 {
-	if (zb->b->lay.dedupe)
+	if (zfile_dedupes_pclusters(zb->b, t->file))
 		digest_of(in, e->llen, e->digest);
 }
 
@@ -72,7 +73,7 @@ static int emit_plain(struct zbuilder *zb, struct ztask *t, const uint8_t *in,
 	memset(t->data + t->data_len + llen, 0, blksz - llen);
 	t->data_len += blksz;
 	t->ext[t->next] = (struct zext){ .la = la, .llen = llen, .blocks = 1, .plain = true };
-	fill_digest(zb, &t->ext[t->next++], in);
+	fill_digest(zb, t, &t->ext[t->next++], in);
 	return 0;
 }
 
@@ -92,7 +93,7 @@ static int emit_compressed(struct zbuilder *zb, struct ztask *t, const uint8_t *
 	t->ext[t->next] = (struct zext){
 		.la = la, .llen = llen, .blocks = blocks, .csize = (uint32_t)csize,
 	};
-	fill_digest(zb, &t->ext[t->next++], in);
+	fill_digest(zb, t, &t->ext[t->next++], in);
 	return 0;
 }
 

@@ -86,6 +86,21 @@ plain=$(stat -c %s "$T/img")
 "$EROFSKIT" mkfs -q "$T/img-plain" "$T/src" || fail "mkfs without dedupe"
 [ "$plain" -lt "$(stat -c %s "$T/img-plain")" ] || fail "dedupe saved nothing on copies"
 
+note "-Eall-fragments: the packed inode holds one copy of files alike"
+# copy-a, copy-b and sub/copy-c are alike (700,000 bytes each), so two
+# of them add nothing; every other file is a size of its own, and goes
+# in whole (the kernel check above shows their bytes).
+"$EROFSKIT" mkfs --json -zlz4 -Eall-fragments "$T/img" "$T/src" >"$T/af.json" ||
+	fail "mkfs -Eall-fragments --json"
+python3 - "$T/af.json" "$T/src" <<'PY' || fail "-Eall-fragments stored copies of a file twice"
+import json, os, sys
+packed = json.load(open(sys.argv[1]))["layouts"]["packed_bytes"]
+total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(sys.argv[2])
+            for f in fs if os.path.isfile(os.path.join(d, f)) and not os.path.islink(os.path.join(d, f)))
+print("packed %d bytes of %d" % (packed, total))
+sys.exit(0 if 0 < packed <= total - 2 * 700000 else 1)
+PY
+
 note "-E48bit: compact inodes keep mtimes of their own"
 # Files a second to decades apart (0 ns) take compact inodes; one with
 # other nanoseconds and one more than 2^32 s after the earliest keep

@@ -33,13 +33,13 @@
  * small-files tree and the root filesystem; lz4hc, zstd, deflate) in the
  * same time. */
 #define PACKED_SEGMENT_CLUSTERS 16u
+#define PACKED_SEGMENT_MIN (4u << 20)
 /* The metabox is compressed last, with nothing beside it: in segments
  * of two clusters, so that every worker has a part.  On the small-files
  * tree (5.1 MB of metabox, 1 MiB clusters, -Eall-fragments) lzma,6 took
  * 0.57 s over it, not 1.04 s in one eight-cluster segment, for 4 KB more
  * image; one cluster per segment took 0.53 s for 16 KB more. */
 #define METABOX_SEGMENT_CLUSTERS 2u
-#define PACKED_SEGMENT_MIN (4u << 20)
 /* Input of the packed inode's segments compressing at once (as many
  * segments as there are workers, and one more, at least): a slow one
  * (lz4hc,12 spent 3.9 s on 8 MiB of the small-files tree where others

@@ -146,6 +146,16 @@ void pool_wait(struct pool *p, struct pool_job *job)
 	pthread_mutex_unlock(&p->lock);
 }
 
+bool pool_done(struct pool *p, struct pool_job *job)
+{
+	bool done;
+
+	pthread_mutex_lock(&p->lock);
+	done = job->done;
+	pthread_mutex_unlock(&p->lock);
+	return done;
+}
+
 void pool_wait_idle(struct pool *p)
 {
 	pthread_mutex_lock(&p->lock);

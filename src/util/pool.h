@@ -27,6 +27,8 @@ int pool_create(unsigned int threads, struct pool **out);
 void pool_submit(struct pool *p, struct pool_job *job);
 /* Wait until job has run. */
 void pool_wait(struct pool *p, struct pool_job *job);
+/* Whether job has run, without waiting. */
+bool pool_done(struct pool *p, struct pool_job *job);
 /* Wait until no job is queued or running (jobs may queue more jobs). */
 void pool_wait_idle(struct pool *p);
 /*

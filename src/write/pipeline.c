@@ -194,13 +194,30 @@ static void drop_queue(struct zbuilder *zb)
 	zb->inflight_bytes = 0;
 }
 
-/* Make room in the window for a task of `len` input bytes. */
+/* Whether the oldest task can commit without waiting. */
+static bool head_ready(struct zbuilder *zb)
+{
+	struct ztask *t = zb->head;
+
+	return t->kind == ZT_RAW || (zb->pool && pool_done(zb->pool, &t->job));
+}
+
+/*
+ * Make room in the window for a task of `len` input bytes, and commit
+ * what the workers have finished anyway.  Whole fragments reach the
+ * packed data only when they commit: committed only to make room, the
+ * first 4,096 small files (a full window) had to be read before the
+ * packed inode's first segment could start, and the workers idled
+ * meanwhile.
+ */
 static int make_room(struct zbuilder *zb, uint64_t len)
 {
 	int ret = 0;
 
 	while (!ret && zb->head && (zb->inflight >= WINDOW_TASKS ||
 				    zb->inflight_bytes + len > WINDOW_BYTES))
+		ret = commit_head(zb);
+	while (!ret && zb->head && head_ready(zb))
 		ret = commit_head(zb);
 	return ret;
 }

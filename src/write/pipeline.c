@@ -27,8 +27,9 @@
 #include "write/source.h"
 #include "write/zinternal.h"
 
-/* What may be in flight, the same for any number of workers: where the
- * packed inode's segments fall among the files depends on it. */
+/* What may be in flight, read and not yet committed: it bounds memory.
+ * The image does not depend on it (tasks commit in order, whenever they
+ * do, and the packed inode's segments are cut by its length alone). */
 #define WINDOW_BYTES (32ull << 20)   /* input bytes */
 /* Small files are a task each, most of them cheap (a whole fragment is
  * only probed): at 256 tasks a run of them behind one large segment

@@ -159,8 +159,7 @@ int dedupe_flat(struct build *b, struct tnode *n, int fd, uint8_t *buf, bool *do
 	int ret;
 
 	*done = false;
-	if (!d || n->size < min_size(b) ||
-	    (!d->every_size && d->sizes[size_slot(d, n->size)].count < 2))
+	if (!d || n->size < min_size(b) || !dedupe_size_shared(b, n->size))
 		return 0;
 	ret = file_digest(b, n, fd, buf, d->digest);
 	if (ret)

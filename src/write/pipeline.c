@@ -216,9 +216,7 @@ static int make_room(struct zbuilder *zb, uint64_t len)
 	int ret = 0;
 
 	while (!ret && zb->head && (zb->inflight >= WINDOW_TASKS ||
-				    zb->inflight_bytes + len > WINDOW_BYTES))
-		ret = commit_head(zb);
-	while (!ret && zb->head && head_ready(zb))
+				    zb->inflight_bytes + len > WINDOW_BYTES || head_ready(zb)))
 		ret = commit_head(zb);
 	return ret;
 }

@@ -101,6 +101,8 @@ int zbuild_setup(struct build *b)
 	if (pthread_mutex_init(&zb->lock, NULL) || pthread_cond_init(&zb->spilled, NULL))
 		return err_fail(b->err, -ENOMEM, "cannot set up the workers' lock");
 	zb->lock_ready = true;
+	if (zbuild_buffers_init(zb))
+		return err_fail(b->err, -ENOMEM, "out of memory");
 	c->encoder->configure(&zb->ep, largest, &cfg);
 
 	b->feature_incompat |= EROFS_INCOMPAT_ZERO_PADDING;
@@ -131,8 +133,10 @@ void zbuild_teardown(struct build *b)
 
 	if (!zb)
 		return;
+	zbuild_drop_queued(zb);   /* a failed build's, the packed inode's included */
 	pool_destroy(zb->pool);
 	if (zb->lock_ready) {
+		zbuild_buffers_fini(zb);
 		pthread_mutex_destroy(&zb->lock);
 		pthread_cond_destroy(&zb->spilled);
 	}

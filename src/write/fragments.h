@@ -1,7 +1,7 @@
 /*
  * The packed inode's data: fragments (file tails, whole small files)
- * gathered in commit order into a temporary file, stored once when
- * identical (fragdedupe), then compressed like any other file.
+ * gathered in commit order, stored once when identical (fragdedupe), then
+ * compressed like any other file, taken in segments as it grows.
  */
 #ifndef EK_WRITE_FRAGMENTS_H
 #define EK_WRITE_FRAGMENTS_H
@@ -13,8 +13,8 @@
 struct build;
 struct tnode;
 
-/* Ready the packed data beside the image (a temporary file that is gone
- * however the build ends). */
+/* Ready the packed data (and a temporary file beside the image for its
+ * compressed form, gone however the build ends). */
 int packed_open(struct build *b, const char *image_path);
 void packed_close(struct build *b);
 
@@ -29,10 +29,11 @@ int packed_append(struct build *b, const uint8_t *data, size_t len, bool whole,
 bool packed_dedupes(const struct build *b, bool whole, uint64_t len);
 
 /* The packed inode, added to the tree the first time (its size grows with
- * the data: the caller sets it at the end); its data is packed_fd()'s,
- * packed_size() bytes so far. */
+ * the data: the caller sets it at the end); packed_size() bytes so far. */
 int packed_node(struct build *b, struct tnode **packed);
-int packed_fd(const struct build *b);
+/* Copy len bytes of the data at off into out and let them go: each part is
+ * taken once, in order. */
+int packed_take(struct build *b, uint64_t off, size_t len, uint8_t *out);
 /* A second temporary file, where the pipeline keeps the packed inode's
  * compressed segments until it places them in the image. */
 int packed_compressed_fd(const struct build *b);

@@ -60,6 +60,8 @@ struct build {
 	struct zbuilder *z;        /* compression state, NULL if uncompressed */
 	struct layouts lay;
 	struct packed *packed;     /* fragments (fragments.c) */
+	uint64_t packed_waiting_max;/* ... what of it waits at most, but for
+	                              larger fragments (the pipeline's) */
 	struct tnode *packed_inode;
 	struct tnode *metabox_inode;
 	uint64_t metabox_size;     /* bytes of inode records in it */

@@ -13,7 +13,8 @@
  *
  * With a metabox (METABOX), every inode record but the packed inode's and
  * the metabox's own lies in the metabox's data, laid out by the same
- * rules from offset 0: [directory blocks] [metabox data] [plain area].
+ * rules from offset 0: [file data] [directory blocks] [metabox data]
+ * [packed inode's data] [plain area].
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -155,7 +156,8 @@ static int check_blocks(struct build *b, uint64_t blk)
  * Without a metabox: [metadata area][directory blocks] from b->data_blk.
  * With one, the directory blocks come first, then the metabox's data
  * (compressed once its records are: they hold the directories' block
- * addresses), then the plain area (layout_plain_area).
+ * addresses), then the packed inode's, then the plain area
+ * (layout_plain_area).
  */
 int layout_metadata(struct build *b)
 {

@@ -10,8 +10,10 @@
 #include "codec/encoder.h"
 #include "erofskit/erofskit.h"
 #include "format/zindex.h"
+#include "util/bufcache.h"
 #include "util/digest.h"
 #include "util/digtab.h"
+#include "util/fifobuf.h"
 #include "util/pool.h"
 #include "write/internal.h"
 
@@ -70,6 +72,7 @@ struct ztask {
 	unsigned int segment;    /* index within the file */
 	bool last;               /* the file's last segment */
 	uint8_t *in;             /* its bytes, read by the building thread */
+	struct bufcache *in_from;/* ... into a buffer of this cache, if any */
 	bool ran;                /* compressed (sync or on a worker) */
 	int error;
 	ek_error err;
@@ -118,6 +121,10 @@ struct zbuilder {
 	/* The packed inode's segments, off the ordered queue: compressed
 	 * beside the files, spilled, placed after them all in this order. */
 	struct ztask *packed_head, *packed_tail;
+	/* Input buffers, reused (pipeline.c): the ordered queue's tasks
+	 * leave in the order they came, the packed inode's in any. */
+	struct fifobuf queued_bufs;
+	struct bufcache packed_bufs;
 	unsigned int packed_compressing;  /* submitted and not yet spilled */
 	unsigned int packed_compressing_max;
 	uint64_t spill_end;      /* bytes spilled so far */
@@ -139,6 +146,13 @@ static inline bool zfile_dedupes_pclusters(const struct build *b, const struct z
 {
 	return b->lay.dedupe && !f->packed;
 }
+
+/* pipeline.c: set up the reused input buffers (0 or -ENOMEM) ... */
+int zbuild_buffers_init(struct zbuilder *zb);
+/* ... wait for every queued task and free it, committing none ... */
+void zbuild_drop_queued(struct zbuilder *zb);
+/* ... and free the buffers (after zbuild_drop_queued). */
+void zbuild_buffers_fini(struct zbuilder *zb);
 
 /* zsegment.c: compress task->[off, off+len) of its file. */
 void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w);

@@ -3,8 +3,9 @@
  * offsets are the same whatever the number of workers.  The data can be
  * as large as the whole tree (all-fragments), far beyond the memory a
  * build may take, but the pipeline takes it in segments as it grows: only
- * what it has not taken yet waits here, in memory (a segment and the
- * reserve the pipeline keeps back, 32 MiB at 1 MiB clusters).  Gathered
+ * what it has not taken yet waits here, in memory: a segment, the
+ * reserve the pipeline keeps back and room for one more fragment (33 MiB
+ * at 1 MiB clusters; a longer one comes in pieces, fragstream.c).  Gathered
  * in a temporary file instead, every byte was written to it and read back
  * by the building thread: 5% of that thread's time on the small-files
  * tree, most of it page faults on the buffers read into.
@@ -81,7 +82,8 @@ int packed_compressed_fd(const struct build *b)
 }
 
 /* Room for len more bytes after what waits: the waiting bytes move to
- * the front when that makes room, the stage grows when it does not. */
+ * the front when that makes room, the stage grows when it does not
+ * (never, while callers keep to packed_waiting_max). */
 static int stage_room(struct build *b, struct packed *p, size_t len)
 {
 	size_t waiting = (size_t)(p->size - p->taken);
@@ -111,15 +113,19 @@ static int stage_room(struct build *b, struct packed *p, size_t len)
 	return 0;
 }
 
-static int stage_put(struct build *b, struct packed *p, const uint8_t *data, size_t len)
+uint8_t *packed_room(struct build *b, size_t len)
 {
-	int ret = stage_room(b, p, len);
+	struct packed *p = b->packed;
 
-	if (ret)
-		return ret;
-	memcpy(p->stage + p->stage_head + (p->size - p->taken), data, len);
-	p->size += len;
-	return 0;
+	if (stage_room(b, p, len))
+		return NULL;
+	return p->stage + p->stage_head + (p->size - p->taken);
+}
+
+void packed_grow(struct build *b, size_t len)
+{
+	b->packed->size += len;
+	b->stats->packed_bytes = b->packed->size;
 }
 
 int packed_take(struct build *b, uint64_t off, size_t len, uint8_t *out)
@@ -149,30 +155,43 @@ bool packed_dedupes(const struct build *b, bool whole, uint64_t len)
 	       (whole && b->lay.fragdedupe == EK_FRAGDEDUPE_INODE);
 }
 
+bool packed_find(struct build *b, const uint8_t *digest, uint64_t len, uint64_t *off)
+{
+	if (!digtab_find(&b->packed->seen, digest, len, off))
+		return false;
+	b->stats->dedupe_hits++;
+	return true;
+}
+
+int packed_remember(struct build *b, const uint8_t *digest, uint64_t len, uint64_t off)
+{
+	if (digtab_add(&b->packed->seen, digest, len, off))
+		return err_fail(b->err, -ENOMEM, "out of memory");
+	return 0;
+}
+
 int packed_append(struct build *b, const uint8_t *data, size_t len, bool whole,
 		  const uint8_t *known, uint64_t *off)
 {
-	struct packed *p = b->packed;
 	bool dedupe = packed_dedupes(b, whole, len);
 	uint8_t digest[DIGEST_SIZE];
-	int ret;
+	uint8_t *room;
 
 	if (dedupe) {
 		if (known)
 			memcpy(digest, known, DIGEST_SIZE);
 		else
 			digest_of(data, len, digest);
-		if (digtab_find(&p->seen, digest, len, off)) {
-			b->stats->dedupe_hits++;
+		if (packed_find(b, digest, len, off))
 			return 0;
-		}
 	}
-	*off = p->size;
-	ret = stage_put(b, p, data, len);
-	if (!ret && dedupe && digtab_add(&p->seen, digest, len, *off))
-		ret = err_fail(b->err, -ENOMEM, "out of memory");
-	b->stats->packed_bytes = p->size;
-	return ret;
+	room = packed_room(b, len);
+	if (!room)
+		return -ENOMEM;
+	memcpy(room, data, len);
+	*off = b->packed->size;
+	packed_grow(b, len);
+	return dedupe ? packed_remember(b, digest, len, *off) : 0;
 }
 
 uint64_t packed_size(const struct build *b)

@@ -28,6 +28,19 @@ int packed_append(struct build *b, const uint8_t *data, size_t len, bool whole,
  * bytes. */
 bool packed_dedupes(const struct build *b, bool whole, uint64_t len);
 
+/* packed_append() in parts, for a fragment too large to hold whole (the
+ * caller reads it straight into the packed data, a piece at a time):
+ * an identical fragment stored already (counted as a hit) ... */
+bool packed_find(struct build *b, const uint8_t *digest, uint64_t len, uint64_t *off);
+/* ... room for len more bytes at the data's end: the same place until
+ * the data changes (NULL: no memory, b->err says so) ... */
+uint8_t *packed_room(struct build *b, size_t len);
+/* ... the len bytes put there are data now ... */
+void packed_grow(struct build *b, size_t len);
+/* ... and the fragment at off, len bytes long, found by its digest from
+ * now on. */
+int packed_remember(struct build *b, const uint8_t *digest, uint64_t len, uint64_t off);
+
 /* The packed inode, added to the tree the first time (its size grows with
  * the data: the caller sets it at the end); packed_size() bytes so far. */
 int packed_node(struct build *b, struct tnode **packed);

@@ -38,8 +38,6 @@
  * WINDOW_BYTES all the same. */
 #define WINDOW_TASKS 4096u
 
-static int queue_packed(struct zbuilder *zb, bool end);
-
 /* A whole file for the packed inode: whether it belongs there at all
  * (incompressible data would only make its neighbours there harder to
  * compress: it stays as it is), and its digest for fragdedupe. */
@@ -160,7 +158,7 @@ static int commit_fragment(struct zbuilder *zb, struct ztask *t)
 	if (!ret)
 		ret = zfile_whole_fragment(zb, t->file, off);
 	if (!ret)
-		ret = queue_packed(zb, false);
+		ret = zbuild_queue_packed(zb, false);
 	return ret;
 }
 
@@ -173,11 +171,14 @@ static int commit_head(struct zbuilder *zb)
 	zb->head = t->qnext;
 	if (!zb->head)
 		zb->tail = NULL;
-	if (t->kind != ZT_RAW && zb->pool)
+	if (ztask_on_worker(t->kind) && zb->pool)
 		pool_wait(zb->pool, &t->job);
 	switch (t->kind) {
 	case ZT_RAW:
 		ret = data_write_uncompressed(zb->b, t->n);
+		break;
+	case ZT_STREAMED:
+		ret = fragstream_commit(zb, t->n);
 		break;
 	case ZT_FRAGMENT:
 		ret = commit_fragment(zb, t);
@@ -190,13 +191,13 @@ static int commit_head(struct zbuilder *zb)
 			ret = zfile_finish(zb, t->file, t);
 		/* Its tail may have made a segment of packed data whole. */
 		if (!ret && t->last && !t->file->packed)
-			ret = queue_packed(zb, false);
+			ret = zbuild_queue_packed(zb, false);
 		break;
 	}
 	if (!ret && (t->kind != ZT_SEGMENT || (t->last && !t->file->packed)))
 		build_file_done(zb->b, t->n);
 	zb->inflight--;
-	zb->inflight_bytes -= t->kind == ZT_RAW ? 0 : t->len;
+	zb->inflight_bytes -= ztask_on_worker(t->kind) ? t->len : 0;
 	free_task(t);
 	return ret;
 }
@@ -207,7 +208,7 @@ static void drop_list(struct zbuilder *zb, struct ztask **head, struct ztask **t
 		struct ztask *t = *head;
 
 		*head = t->qnext;
-		if (t->kind != ZT_RAW && zb->pool)
+		if (ztask_on_worker(t->kind) && zb->pool)
 			pool_wait(zb->pool, &t->job);
 		free_task(t);
 	}
@@ -227,7 +228,7 @@ static bool head_ready(struct zbuilder *zb)
 {
 	struct ztask *t = zb->head;
 
-	return t->kind == ZT_RAW || (zb->pool && pool_done(zb->pool, &t->job));
+	return !ztask_on_worker(t->kind) || (zb->pool && pool_done(zb->pool, &t->job));
 }
 
 /*
@@ -262,7 +263,7 @@ static void enqueue(struct zbuilder *zb, struct ztask *t)
 	t->zb = zb;
 	append(&zb->head, &zb->tail, t);
 	zb->inflight++;
-	if (t->kind == ZT_RAW)
+	if (!ztask_on_worker(t->kind))
 		return;
 	zb->inflight_bytes += t->len;
 	if (zb->pool) {
@@ -284,14 +285,15 @@ static struct zfile *new_file(struct zbuilder *zb, struct tnode *n, int fd)
 	return f;
 }
 
-static int queue_raw(struct zbuilder *zb, struct tnode *n)
+/* A file whose data this thread handles as it commits. */
+static int queue_at_commit(struct zbuilder *zb, struct tnode *n, enum ztask_kind kind)
 {
 	struct ztask *t = calloc(1, sizeof(*t));
 	int ret;
 
 	if (!t)
 		return err_fail(zb->b->err, -ENOMEM, "out of memory");
-	t->kind = ZT_RAW;
+	t->kind = kind;
 	t->n = n;
 	ret = make_room(zb, 0);
 	if (ret) {
@@ -541,7 +543,7 @@ static int packed_file(struct zbuilder *zb, struct zfile **out)
 	return 0;
 }
 
-static int queue_packed(struct zbuilder *zb, bool end)
+int zbuild_queue_packed(struct zbuilder *zb, bool end)
 {
 	struct build *b = zb->b;
 	uint64_t have = b->packed ? packed_size(b) : 0;
@@ -590,10 +592,18 @@ static int queue_packed(struct zbuilder *zb, bool end)
  */
 int zbuild_buffers_init(struct zbuilder *zb)
 {
+	/* A tail, or a whole fragment, of up to a pcluster is read whole;
+	 * a longer whole fragment streams a piece at a time. */
+	zb->fragment_room = FRAGSTREAM_PIECE;
+	if (zb->fragment_room < zb->pcluster)
+		zb->fragment_room = zb->pcluster;
+	if (zb->fragment_room < zb->packed_pcluster)
+		zb->fragment_room = zb->packed_pcluster;
 	/* A segment is cut once the reserve is there behind it (see
-	 * queue_packed): with a tail just appended, no more waits. */
+	 * zbuild_queue_packed): with a fragment just appended, no more
+	 * waits. */
 	zb->b->packed_waiting_max = zb->packed_segment + PACKED_FIRST_PACK * zb->b->blksz +
-				    PACKED_RESERVE * zb->packed_segment + zb->packed_pcluster;
+				    PACKED_RESERVE * zb->packed_segment + zb->fragment_room;
 	if (fifobuf_init(&zb->queued_bufs, (size_t)(WINDOW_BYTES + zb->segment)))
 		return -ENOMEM;
 	return bufcache_init(&zb->packed_bufs, (size_t)zb->packed_segment,
@@ -655,7 +665,9 @@ static int add_planned(struct zbuilder *zb, struct tnode *n, enum plan plan)
 	int fd, ret;
 
 	if (plan == PLAN_RAW)
-		return queue_raw(zb, n);
+		return queue_at_commit(zb, n, ZT_RAW);
+	if (plan == PLAN_FRAGMENT && n->size > zb->fragment_room)
+		return queue_at_commit(zb, n, ZT_STREAMED);
 	ret = source_open(zb->b, n, &fd);
 	return ret ? ret : queue_file(zb, n, fd, plan == PLAN_FRAGMENT);
 }
@@ -738,7 +750,7 @@ int zbuild_finish(struct build *b, int ret)
 		return packed_file(zb, &f);
 	}
 	if (!ret)
-		ret = queue_packed(zb, true);
+		ret = zbuild_queue_packed(zb, true);
 	if (!ret)
 		ret = place_packed(zb);
 	zbuild_drop_queued(zb);
@@ -766,7 +778,7 @@ int zbuild_metabox(struct build *b, struct tnode *n, int fd)
 	 */
 	ret = queue_segments(zb, f, false, zb->metabox_segment);
 	if (!ret)
-		ret = queue_packed(zb, true);
+		ret = zbuild_queue_packed(zb, true);
 	if (!ret)
 		ret = drain(zb);
 	if (!ret)

@@ -58,7 +58,17 @@ enum ztask_kind {
 	ZT_SEGMENT,              /* a segment of a compressed file, on a worker */
 	ZT_FRAGMENT,             /* a whole file into the packed inode */
 	ZT_RAW,                  /* an uncompressed file or symlink */
+	ZT_STREAMED,             /* a whole file into the packed inode, too
+	                            large to hold: read as it commits
+	                            (fragstream.c) */
 };
+
+/* Whether a task of this kind runs on a worker (the others are only
+ * places in the commit order). */
+static inline bool ztask_on_worker(enum ztask_kind kind)
+{
+	return kind == ZT_SEGMENT || kind == ZT_FRAGMENT;
+}
 
 struct ztask {
 	struct pool_job job;     /* first: the pool hands it back */
@@ -107,6 +117,8 @@ struct zbuilder {
 	bool big;                /* pclusters above one block */
 	uint64_t segment;        /* bytes per segment */
 	uint64_t packed_segment; /* ... of the packed inode */
+	uint64_t fragment_room;  /* whole fragments up to this long are read
+	                            into a task, longer ones streamed */
 	unsigned int workers;
 	struct pool *pool;       /* NULL: compress in the committing thread */
 	struct zworker *wk;
@@ -153,6 +165,16 @@ int zbuild_buffers_init(struct zbuilder *zb);
 void zbuild_drop_queued(struct zbuilder *zb);
 /* ... and free the buffers (after zbuild_drop_queued). */
 void zbuild_buffers_fini(struct zbuilder *zb);
+
+/* ... and queue the packed inode's segments that are due (end: all that
+ * is left). */
+int zbuild_queue_packed(struct zbuilder *zb, bool end);
+
+/* fragstream.c: commit a whole fragment longer than fragment_room,
+ * reading it FRAGSTREAM_PIECE bytes at a time (whole 64 KiB probe
+ * windows, so that it is judged as it would be whole). */
+#define FRAGSTREAM_PIECE (1u << 20)
+int fragstream_commit(struct zbuilder *zb, struct tnode *n);
 
 /* zsegment.c: compress task->[off, off+len) of its file. */
 void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w);

@@ -67,11 +67,6 @@ void fifobuf_give(struct fifobuf *f, const uint8_t *piece, size_t len)
 	}
 }
 
-bool fifobuf_owns(const struct fifobuf *f, const uint8_t *piece)
-{
-	return f->base && piece >= f->base && piece < f->base + f->cap;
-}
-
 void fifobuf_fini(struct fifobuf *f)
 {
 	free(f->base);

@@ -30,8 +30,6 @@ uint8_t *fifobuf_take(struct fifobuf *f, size_t len);
 /* Give back a piece of len bytes: the oldest out, or the newest (taken,
  * then not queued after all). */
 void fifobuf_give(struct fifobuf *f, const uint8_t *piece, size_t len);
-/* Whether piece is one of f's. */
-bool fifobuf_owns(const struct fifobuf *f, const uint8_t *piece);
 void fifobuf_fini(struct fifobuf *f);
 
 #endif

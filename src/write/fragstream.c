@@ -25,13 +25,6 @@
 #include "write/source.h"
 #include "write/zinternal.h"
 
-struct look {
-	bool compressible;
-	uint8_t digest[DIGEST_SIZE];
-	size_t kept;             /* bytes of the file at packed_room(): its
-	                            first piece, or 0 */
-};
-
 static size_t piece_at(const struct tnode *n, uint64_t off)
 {
 	return n->size - off < FRAGSTREAM_PIECE ? (size_t)(n->size - off) : FRAGSTREAM_PIECE;
@@ -49,91 +42,109 @@ static int read_piece(struct build *b, const struct tnode *n, int fd, uint64_t o
 	return source_pread(b, n, fd, *at, len, off);
 }
 
-static int look_at(struct zbuilder *zb, const struct tnode *n, int fd, bool want_digest,
-		   struct look *l)
+/* Whether it compresses at all, and its digest if wanted; its first
+ * piece stays at packed_room() when that is all there was to read. */
+static int look_at(struct zbuilder *zb, struct fragstream *s, bool *compressible)
 {
 	struct build *b = zb->b;
-	struct digest_state *d = want_digest ? digest_begin() : NULL;
+	const struct tnode *n = s->n;
+	struct digest_state *d = s->want_digest ? digest_begin() : NULL;
 	uint64_t off;
 	int ret = 0;
 
-	if (want_digest && !d)
+	if (s->want_digest && !d)
 		return err_fail(b->err, -ENOMEM, "out of memory");
-	l->compressible = false;
-	l->kept = 0;
+	*compressible = false;
 	for (off = 0; off < n->size; off += piece_at(n, off)) {
 		size_t len = piece_at(n, off);
 		uint8_t *at;
 
-		ret = read_piece(b, n, fd, off, &at);
+		ret = read_piece(b, n, s->fd, off, &at);
 		if (ret)
 			break;
-		if (!l->compressible)
-			l->compressible = probe_compressible(at, len, zb->codec->entropy_coded);
+		if (!*compressible)
+			*compressible = probe_compressible(at, len, zb->codec->entropy_coded);
 		if (d)
 			digest_add(d, at, len);
-		if (l->compressible && !d) {
-			l->kept = off ? 0 : len;
+		if (*compressible && !d) {
+			s->kept = off ? 0 : len;
 			break;
 		}
 	}
 	if (d)
-		digest_end(d, l->digest);
+		digest_end(d, s->digest);
 	return ret;
 }
 
-/* Append the file to the packed data, piece by piece, letting the
- * pipeline take each segment as soon as it is due. */
-static int stream_in(struct zbuilder *zb, const struct tnode *n, int fd, size_t kept)
+int fragstream_begin(struct zbuilder *zb, struct tnode *n, struct fragstream *s)
 {
 	struct build *b = zb->b;
-	uint64_t off;
-	int ret = 0;
+	bool compressible = false;
+	int ret;
 
-	for (off = 0; off < n->size && !ret; off += piece_at(n, off)) {
-		size_t len = piece_at(n, off);
-		uint8_t *at;
-
-		if (off == 0 && kept == len)
-			at = packed_room(b, len);   /* read already, and still there */
-		else
-			ret = read_piece(b, n, fd, off, &at);
-		if (ret || !at)
-			return ret ? ret : -ENOMEM;
-		packed_grow(b, len);
-		build_progress(b, len);
-		ret = zbuild_queue_packed(zb, false);
+	memset(s, 0, sizeof(*s));
+	s->n = n;
+	s->want_digest = packed_dedupes(b, true, n->size);
+	ret = source_open(b, n, &s->fd);
+	if (ret) {
+		s->fd = -1;
+		return ret;
 	}
-	return ret;
-}
-
-int fragstream_commit(struct zbuilder *zb, struct tnode *n)
-{
-	struct build *b = zb->b;
-	bool want_digest = packed_dedupes(b, true, n->size);
-	struct zfile f = { .n = n, .fd = -1 };
-	struct look l;
-	uint64_t off = 0;
-	int fd, ret;
-
-	ret = source_open(b, n, &fd);
+	ret = look_at(zb, s, &compressible);
 	if (ret)
 		return ret;
-	ret = look_at(zb, n, fd, want_digest, &l);
-	if (!ret && !l.compressible) {
-		close(fd);
+	if (!compressible) {
+		close(s->fd);
+		s->fd = -1;
+		s->raw = true;
 		return data_write_uncompressed(b, n);
 	}
-	if (!ret && want_digest && packed_find(b, l.digest, n->size, &off)) {
+	if (s->want_digest && packed_find(b, s->digest, n->size, &s->off)) {
 		build_progress(b, n->size);
-	} else if (!ret) {
-		off = packed_size(b);
-		ret = stream_in(zb, n, fd, l.kept);
-		if (!ret && want_digest)
-			ret = packed_remember(b, l.digest, n->size, off);
+		s->found = true;
+		return 0;
 	}
-	if (!ret)
-		ret = source_check_unchanged(b, n, fd);
-	close(fd);
-	return ret ? ret : zfile_whole_fragment(zb, &f, off);
+	s->off = packed_size(b);
+	return 0;
+}
+
+bool fragstream_pending(const struct fragstream *s)
+{
+	return !s->raw && !s->found && s->at < s->n->size;
+}
+
+int fragstream_piece(struct zbuilder *zb, struct fragstream *s)
+{
+	struct build *b = zb->b;
+	size_t len = piece_at(s->n, s->at);
+	uint8_t *at;
+	int ret = 0;
+
+	if (s->at == 0 && s->kept == len)
+		at = packed_room(b, len);   /* read already, and still there */
+	else
+		ret = read_piece(b, s->n, s->fd, s->at, &at);
+	if (ret || !at)
+		return ret ? ret : -ENOMEM;
+	packed_grow(b, len);
+	build_progress(b, len);
+	s->at += len;
+	return 0;
+}
+
+int fragstream_end(struct zbuilder *zb, struct fragstream *s, int ret)
+{
+	struct build *b = zb->b;
+	struct zfile f = { .n = s->n, .fd = -1 };
+
+	if (!ret && !s->raw && !s->found && s->want_digest)
+		ret = packed_remember(b, s->digest, s->n->size, s->off);
+	if (!ret && s->fd >= 0)
+		ret = source_check_unchanged(b, s->n, s->fd);
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	if (ret || s->raw)
+		return ret;
+	return zfile_whole_fragment(zb, &f, s->off);
 }

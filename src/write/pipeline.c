@@ -38,6 +38,8 @@
  * WINDOW_BYTES all the same. */
 #define WINDOW_TASKS 4096u
 
+static int queue_packed(struct zbuilder *zb, bool end);
+
 /* A whole file for the packed inode: whether it belongs there at all
  * (incompressible data would only make its neighbours there harder to
  * compress: it stays as it is), and its digest for fragdedupe. */
@@ -51,13 +53,19 @@ static void look_at_fragment(struct zbuilder *zb, struct ztask *t)
 
 static void release_input(struct ztask *t)
 {
-	if (t->in_from)
-		bufcache_put(t->in_from, t->in);
-	else if (t->in && fifobuf_owns(&t->zb->queued_bufs, t->in))
+	switch (t->in_from) {
+	case ZIN_CACHE:
+		bufcache_put(&t->zb->packed_bufs, t->in);
+		break;
+	case ZIN_RING:
 		fifobuf_give(&t->zb->queued_bufs, t->in, (size_t)t->len);
-	else
+		break;
+	case ZIN_MALLOC:
 		free(t->in);
+		break;
+	}
 	t->in = NULL;
+	t->in_from = ZIN_MALLOC;
 }
 
 /* A place among the packed segments compressing at once, taken before
@@ -158,8 +166,23 @@ static int commit_fragment(struct zbuilder *zb, struct ztask *t)
 	if (!ret)
 		ret = zfile_whole_fragment(zb, t->file, off);
 	if (!ret)
-		ret = zbuild_queue_packed(zb, false);
+		ret = queue_packed(zb, false);
 	return ret;
+}
+
+/* A whole fragment too long to hold, in pieces: each segment of the
+ * packed data is queued as soon as it is due. */
+static int commit_streamed(struct zbuilder *zb, struct tnode *n)
+{
+	struct fragstream s;
+	int ret = fragstream_begin(zb, n, &s);
+
+	while (!ret && fragstream_pending(&s)) {
+		ret = fragstream_piece(zb, &s);
+		if (!ret)
+			ret = queue_packed(zb, false);
+	}
+	return fragstream_end(zb, &s, ret);
 }
 
 /* Commit the oldest queued task, waiting for its worker if needed. */
@@ -178,7 +201,7 @@ static int commit_head(struct zbuilder *zb)
 		ret = data_write_uncompressed(zb->b, t->n);
 		break;
 	case ZT_STREAMED:
-		ret = fragstream_commit(zb, t->n);
+		ret = commit_streamed(zb, t->n);
 		break;
 	case ZT_FRAGMENT:
 		ret = commit_fragment(zb, t);
@@ -191,7 +214,7 @@ static int commit_head(struct zbuilder *zb)
 			ret = zfile_finish(zb, t->file, t);
 		/* Its tail may have made a segment of packed data whole. */
 		if (!ret && t->last && !t->file->packed)
-			ret = zbuild_queue_packed(zb, false);
+			ret = queue_packed(zb, false);
 		break;
 	}
 	if (!ret && (t->kind != ZT_SEGMENT || (t->last && !t->file->packed)))
@@ -312,15 +335,16 @@ static uint8_t *task_input(struct zbuilder *zb, struct ztask *t, const struct zf
 			   uint64_t len)
 {
 	struct bufcache *c = &zb->packed_bufs;
-	uint8_t *in;
+	uint8_t *in = NULL;
 
-	if (f != zb->packed) {
-		in = len <= SIZE_MAX ? fifobuf_take(&zb->queued_bufs, (size_t)len) : NULL;
-		return in ? in : malloc(len ? (size_t)len : 1);
+	if (f != zb->packed && len <= SIZE_MAX) {
+		in = fifobuf_take(&zb->queued_bufs, (size_t)len);
+		t->in_from = in ? ZIN_RING : ZIN_MALLOC;
+	} else if (f == zb->packed && len <= c->size && len > c->size / 2) {
+		in = bufcache_get(c);
+		t->in_from = in ? ZIN_CACHE : ZIN_MALLOC;
 	}
-	if (len <= c->size && len > c->size / 2)
-		t->in_from = c;
-	return t->in_from ? bufcache_get(c) : malloc(len ? (size_t)len : 1);
+	return in ? in : malloc(len ? (size_t)len : 1);
 }
 
 /* A task of [off, off + len) of f's data, read by this thread. */
@@ -543,7 +567,7 @@ static int packed_file(struct zbuilder *zb, struct zfile **out)
 	return 0;
 }
 
-int zbuild_queue_packed(struct zbuilder *zb, bool end)
+static int queue_packed(struct zbuilder *zb, bool end)
 {
 	struct build *b = zb->b;
 	uint64_t have = b->packed ? packed_size(b) : 0;
@@ -600,7 +624,7 @@ int zbuild_buffers_init(struct zbuilder *zb)
 	if (zb->fragment_room < zb->packed_pcluster)
 		zb->fragment_room = zb->packed_pcluster;
 	/* A segment is cut once the reserve is there behind it (see
-	 * zbuild_queue_packed): with a fragment just appended, no more
+	 * queue_packed): with a fragment just appended, no more
 	 * waits. */
 	zb->b->packed_waiting_max = zb->packed_segment + PACKED_FIRST_PACK * zb->b->blksz +
 				    PACKED_RESERVE * zb->packed_segment + zb->fragment_room;
@@ -750,7 +774,7 @@ int zbuild_finish(struct build *b, int ret)
 		return packed_file(zb, &f);
 	}
 	if (!ret)
-		ret = zbuild_queue_packed(zb, true);
+		ret = queue_packed(zb, true);
 	if (!ret)
 		ret = place_packed(zb);
 	zbuild_drop_queued(zb);
@@ -778,7 +802,7 @@ int zbuild_metabox(struct build *b, struct tnode *n, int fd)
 	 */
 	ret = queue_segments(zb, f, false, zb->metabox_segment);
 	if (!ret)
-		ret = zbuild_queue_packed(zb, true);
+		ret = queue_packed(zb, true);
 	if (!ret)
 		ret = drain(zb);
 	if (!ret)

@@ -82,7 +82,11 @@ struct ztask {
 	unsigned int segment;    /* index within the file */
 	bool last;               /* the file's last segment */
 	uint8_t *in;             /* its bytes, read by the building thread */
-	struct bufcache *in_from;/* ... into a buffer of this cache, if any */
+	enum ztask_input {       /* ... into memory from: */
+		ZIN_MALLOC,      /*   malloc */
+		ZIN_RING,        /*   zbuilder.queued_bufs */
+		ZIN_CACHE,       /*   zbuilder.packed_bufs */
+	} in_from;
 	bool ran;                /* compressed (sync or on a worker) */
 	int error;
 	ek_error err;
@@ -166,15 +170,32 @@ void zbuild_drop_queued(struct zbuilder *zb);
 /* ... and free the buffers (after zbuild_drop_queued). */
 void zbuild_buffers_fini(struct zbuilder *zb);
 
-/* ... and queue the packed inode's segments that are due (end: all that
- * is left). */
-int zbuild_queue_packed(struct zbuilder *zb, bool end);
-
-/* fragstream.c: commit a whole fragment longer than fragment_room,
- * reading it FRAGSTREAM_PIECE bytes at a time (whole 64 KiB probe
- * windows, so that it is judged as it would be whole). */
+/* fragstream.c: a whole fragment longer than fragment_room, committed
+ * FRAGSTREAM_PIECE bytes at a time (whole 64 KiB probe windows, so that
+ * it is judged as it would be whole). */
 #define FRAGSTREAM_PIECE (1u << 20)
-int fragstream_commit(struct zbuilder *zb, struct tnode *n);
+struct fragstream {
+	struct tnode *n;
+	int fd;
+	bool want_digest;        /* fragdedupe compares it */
+	uint8_t digest[DIGEST_SIZE];
+	bool raw;                /* it does not compress: stored as it is */
+	bool found;              /* the packed data holds it already */
+	size_t kept;             /* its first piece, read to look at it and
+	                            still at packed_room() (or 0) */
+	uint64_t at;             /* bytes of it in the packed data so far */
+	uint64_t off;            /* where it starts there */
+};
+/* Look at n (its first piece read), and store it uncompressed if it does
+ * not compress ... */
+int fragstream_begin(struct zbuilder *zb, struct tnode *n, struct fragstream *s);
+/* ... while it has pieces to go into the packed data ... */
+bool fragstream_pending(const struct fragstream *s);
+/* ... put the next one there ... */
+int fragstream_piece(struct zbuilder *zb, struct fragstream *s);
+/* ... and finish (ret: the error so far, returned if any): its inode
+ * points at its place in the packed data. */
+int fragstream_end(struct zbuilder *zb, struct fragstream *s, int ret);
 
 /* zsegment.c: compress task->[off, off+len) of its file. */
 void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w);

@@ -67,7 +67,7 @@ static int look_at(struct zbuilder *zb, struct fragstream *s, bool *compressible
 		if (d)
 			digest_add(d, at, len);
 		if (*compressible && !d) {
-			s->kept = off ? 0 : len;
+			s->first_kept = off == 0;
 			break;
 		}
 	}
@@ -120,12 +120,14 @@ int fragstream_piece(struct zbuilder *zb, struct fragstream *s)
 	uint8_t *at;
 	int ret = 0;
 
-	if (s->at == 0 && s->kept == len)
+	if (s->at == 0 && s->first_kept) {
 		at = packed_room(b, len);   /* read already, and still there */
-	else
+		ret = at ? 0 : -ENOMEM;
+	} else {
 		ret = read_piece(b, s->n, s->fd, s->at, &at);
-	if (ret || !at)
-		return ret ? ret : -ENOMEM;
+	}
+	if (ret)
+		return ret;
 	packed_grow(b, len);
 	build_progress(b, len);
 	s->at += len;

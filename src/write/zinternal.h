@@ -181,8 +181,8 @@ struct fragstream {
 	uint8_t digest[DIGEST_SIZE];
 	bool raw;                /* it does not compress: stored as it is */
 	bool found;              /* the packed data holds it already */
-	size_t kept;             /* its first piece, read to look at it and
-	                            still at packed_room() (or 0) */
+	bool first_kept;         /* its first piece, read to look at it, is
+	                            still at packed_room() */
 	uint64_t at;             /* bytes of it in the packed data so far */
 	uint64_t off;            /* where it starts there */
 };

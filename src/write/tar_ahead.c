@@ -51,6 +51,17 @@ static bool read_one(struct tar_ahead *q, struct slot *s)
 	struct tar_header *h = &s->h;
 	int64_t end;
 
+	/* A slot's entry is made when it is first filled: on the reader's
+	 * core, and only for the slots an archive's length needs. */
+	if (!h->entry && !(h->entry = libarchive.entry_new())) {
+		h->status = ARCHIVE_FATAL;
+		h->position = -1;
+		h->data_start = UINT64_MAX;
+		h->why = "out of memory";
+		h->errnum = ENOMEM;
+		s->header_bytes = 0;
+		return true;
+	}
 	h->status = libarchive.read_next_header2(q->a, h->entry);
 	h->position = libarchive.read_header_position(q->a);
 	h->why = NULL;
@@ -129,20 +140,12 @@ static void *reader_main(void *arg)
 int tar_ahead_start(struct archive *a, bool threaded, struct tar_ahead **out)
 {
 	struct tar_ahead *q = calloc(1, sizeof(*q));
-	unsigned int i;
 	int ret;
 
 	*out = NULL;
 	if (!q)
 		return -ENOMEM;
 	q->a = a;
-	for (i = 0; i < (threaded ? SLOTS : 1); i++) {
-		q->slot[i].h.entry = libarchive.entry_new();
-		if (!q->slot[i].h.entry) {
-			tar_ahead_stop(q);
-			return -ENOMEM;
-		}
-	}
 	if (threaded) {
 		if (pthread_mutex_init(&q->lock, NULL)) {
 			tar_ahead_stop(q);
@@ -197,7 +200,7 @@ const struct tar_header *tar_ahead_next(struct tar_ahead *q)
 	}
 	/* What the caller is done with goes now, not when its slot comes
 	 * round again: the budget bounds what waits, this what was used. */
-	if (q->next)
+	if (q->next && q->slot[(q->next - 1) % SLOTS].h.entry)
 		libarchive.entry_clear(q->slot[(q->next - 1) % SLOTS].h.entry);
 	return &q->slot[q->next++ % SLOTS].h;
 }

@@ -21,7 +21,8 @@ struct tar_header {
 	int64_t position;           /* where the header starts in the tar (< 0:
 	                               unknown, after a failure) */
 	uint64_t data_start;        /* where its data starts; after a failure,
-	                               how much of the tar was read */
+	                               how much of the tar was read (UINT64_MAX:
+	                               none of it, out of memory) */
 	const char *why;            /* libarchive's message, status != ARCHIVE_OK */
 	int errnum;                 /* and its archive_errno() */
 };

@@ -1,10 +1,10 @@
 /*
  * An archive's bytes on their way to libarchive (tarstream.c): read from a
  * file or standard input in large pieces (or, skimming a file for its
- * headers, mapped and skipped over); gzip and zstd decompressed here
- * (ISA-L's inflate takes 0.6 of the time of zlib's, which libarchive would
- * use, on the root filesystem's .tar.gz), any other compression left to
- * libarchive; and, for an OCI layer, the blob's size and digest over the
+ * headers, a header's worth at a time, the data sought over); gzip and
+ * zstd decompressed here (ISA-L's inflate takes 0.6 of the time of
+ * zlib's, which libarchive would use, on the root filesystem's
+ * .tar.gz), any other compression left to libarchive; and, for an OCI layer, the blob's size and digest over the
  * bytes as stored and its diff_id over the tar they hold, checked at the
  * end.
  */

@@ -71,4 +71,5 @@ void fifobuf_fini(struct fifobuf *f)
 {
 	free(f->base);
 	f->base = NULL;
+	f->cap = 0;
 }

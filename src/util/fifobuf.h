@@ -30,6 +30,7 @@ uint8_t *fifobuf_take(struct fifobuf *f, size_t len);
 /* Give back a piece of len bytes: the oldest out, or the newest (taken,
  * then not queued after all). */
 void fifobuf_give(struct fifobuf *f, const uint8_t *piece, size_t len);
+/* Its memory goes; take then gives NULL, and fini may come again. */
 void fifobuf_fini(struct fifobuf *f);
 
 #endif

@@ -766,6 +766,11 @@ int zbuild_finish(struct build *b, int ret)
 		ret = queue_held(zb);
 	if (!ret)
 		ret = drain(zb);
+	/* Every file's input has been let go: the ring's memory goes back
+	 * before the metadata is laid out, when the build's heap is at its
+	 * largest (a metabox's tasks take theirs from malloc). */
+	if (!ret)
+		fifobuf_fini(&zb->queued_bufs);
 	/* With a metabox, the packed inode's last segments wait for it (see
 	 * zbuild_metabox), but the inode is there for the layout. */
 	if (!ret && b->lay.metabox) {
@@ -778,6 +783,7 @@ int zbuild_finish(struct build *b, int ret)
 	if (!ret)
 		ret = place_packed(zb);
 	zbuild_drop_queued(zb);
+	bufcache_fini(&zb->packed_bufs);   /* no packed segment is left */
 	return ret;
 }
 
@@ -808,6 +814,7 @@ int zbuild_metabox(struct build *b, struct tnode *n, int fd)
 	if (!ret)
 		ret = place_packed(zb);
 	zbuild_drop_queued(zb);
+	bufcache_fini(&zb->packed_bufs);   /* no packed segment is left */
 	return ret;
 }
 

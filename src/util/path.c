@@ -1,6 +1,7 @@
 /* Paths: their strings, and where a scratch file goes. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,4 +41,16 @@ int path_scratch_file(const char *dir)
 	if (fd < 0)
 		fd = open(tmp && *tmp ? tmp : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	return fd;
+}
+
+int path_scratch_beside(const char *file)
+{
+	const char *slash = strrchr(file, '/');
+	char dir[4096];
+
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - file + (slash == file)), file);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	return path_scratch_file(dir);
 }

@@ -13,5 +13,8 @@ int path_split(const char *rel, char *parent, size_t size, const char **name);
  * in dir when given and it can hold one, else in $TMPDIR or /tmp.  The
  * fd, or -1 with errno set. */
 int path_scratch_file(const char *dir);
+/* The same, in the directory that holds file (where the user expects
+ * the space beside it to be used). */
+int path_scratch_beside(const char *file);
 
 #endif

@@ -18,6 +18,7 @@
 #include "write/internal.h"
 #include "write/dedupe.h"
 #include "write/source.h"
+#include "write/tails.h"
 #include "format/ondisk.h"
 #include "util/error.h"
 
@@ -238,15 +239,12 @@ static int write_flat(struct build *b, struct tnode *n, int fd, uint8_t *buf)
 		n->layout = EROFS_LAYOUT_FLAT_INLINE;
 		body -= tail;
 		n->inline_size = (uint32_t)tail;
-		n->inline_data = malloc(tail);
-		if (!n->inline_data)
-			return err_fail(b->err, -ENOMEM, "out of memory");
 	}
 	n->startblk = body ? b->data_blk : 0;
 	n->nblocks = body / b->blksz + (body % b->blksz ? 1 : 0);
 	ret = copy_range(b, n, fd, buf, 0, body);
 	if (!ret && n->inline_size) {
-		ret = source_pread(b, n, fd, n->inline_data, n->inline_size, body);
+		ret = tail_read(b, n, fd, body);
 		build_progress(b, n->inline_size);
 	}
 	return ret;

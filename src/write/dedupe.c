@@ -16,6 +16,7 @@
 #include "write/dedupe.h"
 #include "write/internal.h"
 #include "write/source.h"
+#include "write/tails.h"
 
 #define COPY_BUF (1u << 20)   /* data.c's copy buffer, which we share */
 
@@ -188,10 +189,7 @@ int dedupe_flat(struct build *b, struct tnode *n, int fd, uint8_t *buf, bool *do
 	if (inline_tail) {
 		n->layout = EROFS_LAYOUT_FLAT_INLINE;
 		n->inline_size = (uint32_t)tail;
-		n->inline_data = malloc(tail);
-		if (!n->inline_data)
-			return err_fail(b->err, -ENOMEM, "out of memory");
-		ret = source_pread(b, n, fd, n->inline_data, n->inline_size, body);
+		ret = tail_read(b, n, fd, body);
 	} else {
 		n->layout = EROFS_LAYOUT_FLAT_PLAIN;
 		body = n->size;

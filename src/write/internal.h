@@ -71,6 +71,11 @@ struct build {
 	uint64_t files_done;
 	/* a stream source (tar.c) */
 	int spool_fd;              /* file data waiting to be written, or -1 */
+	const char *image_path;
+	/* inline tails waiting for the metadata (tails.c) */
+	uint64_t tails_in_memory;  /* bytes of them held */
+	int tails_fd;              /* the rest, or -1 */
+	uint64_t tails_spilled;    /* bytes in it */
 	bool no_shared_xattrs;     /* xattr sizes fixed as inodes arrive */
 	struct timespec started;
 };

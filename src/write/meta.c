@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "write/internal.h"
+#include "write/tails.h"
 #include "write/compress.h"
 #include "write/dirent.h"
 #include "format/dir.h"
@@ -97,9 +98,10 @@ static int encode_inode(struct build *b, struct tnode *n, uint8_t *meta)
 		encode_xattr_body(b, n, rec + tnode_core_size(n));
 	if (S_ISDIR(n->mode))
 		return write_directory(b, n, tail);
-	if (n->layout == EROFS_LAYOUT_FLAT_INLINE)
-		memcpy(tail, S_ISLNK(n->mode) ? (const uint8_t *)n->symlink
-					       : n->inline_data, n->inline_size);
+	if (n->layout == EROFS_LAYOUT_FLAT_INLINE && S_ISLNK(n->mode))
+		memcpy(tail, n->symlink, n->inline_size);
+	else if (n->layout == EROFS_LAYOUT_FLAT_INLINE)
+		return tail_copy(b, n, tail);
 	else if (n->layout == EROFS_LAYOUT_CHUNK_BASED)
 		for (i = 0; i < n->chunks->count; i++)
 			put_le32(tail + 4 * i, n->chunks->blocks[i]);

@@ -16,6 +16,7 @@
 #include "write/compress.h"
 #include "write/dedupe.h"
 #include "write/fragments.h"
+#include "write/tails.h"
 
 /* Whether a compact core shows n's mtime: the epoch's own, or on a 48-bit
  * image any second of the 2^32 after it (with the epoch's nanoseconds). */
@@ -93,6 +94,7 @@ void build_init(struct build *b, const ek_build_options *opts, ek_build_stats *s
 	memset(b->stats, 0, sizeof(*b->stats));
 	b->err = err;
 	b->spool_fd = -1;
+	b->tails_fd = -1;
 	b->feature_compat = EROFS_COMPAT_SB_CHKSUM | EROFS_COMPAT_MTIME;
 }
 
@@ -105,6 +107,7 @@ int build_open_image(struct build *b, const char *image_path)
 
 	b->first_data_blk = div_round_up_u64(head, b->blksz);
 	b->data_blk = b->first_data_blk;
+	b->image_path = image_path;
 	ret = writer_open(image_path, &b->w, b->err);
 	if (!ret && b->lay.fragments != EK_FRAGMENTS_OFF)
 		ret = packed_open(b, image_path);
@@ -152,6 +155,7 @@ void build_cleanup(struct build *b)
 	writer_abort(b->w);
 	zbuild_teardown(b);
 	packed_close(b);
+	tails_close(b);
 	digtab_free(&b->pclusters);
 	dedupe_free(b);
 	tree_free(&b->tree);

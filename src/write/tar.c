@@ -1065,21 +1065,12 @@ static int finish_tree(struct tar_reader *r)
 
 /* ------------------------------------------------------------ setup */
 
-static int open_spool(struct build *b, const char *image_path)
+static int open_spool(struct build *b)
 {
-	char dir[4096];
-	const char *slash = strrchr(image_path, '/');
-
-	/* Beside the image, where the user expects the space to be used. */
-	if (slash)
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - image_path + (slash == image_path)),
-			 image_path);
-	else
-		snprintf(dir, sizeof(dir), ".");
-	b->spool_fd = path_scratch_file(dir);
+	b->spool_fd = path_scratch_beside(b->image_path);
 	if (b->spool_fd < 0)
-		return err_fail(b->err, -errno, "%s: cannot make a temporary file: %s", dir,
-			       strerror(errno));
+		return err_fail(b->err, -errno, "%s: cannot make a temporary file beside it: %s",
+				b->image_path, strerror(errno));
 	return 0;
 }
 
@@ -1356,10 +1347,10 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 		ret = start_tree(&r);
 	if (!ret)
 		ret = dedupe_plan_stream(&b);
-	if (!ret && !b.o.tar_index)     /* index mode keeps no data */
-		ret = open_spool(&b, image_path);
 	if (!ret)
 		ret = build_open_image(&b, image_path);
+	if (!ret && !b.o.tar_index)     /* index mode keeps no data */
+		ret = open_spool(&b);
 	for (i = 0; i < count && !ret; i++)
 		ret = read_layer(&r, &layers[i], (uint32_t)i);
 	if (b.z)

@@ -88,7 +88,9 @@ struct tnode {
 	uint64_t startblk;         /* flat layouts: first full block */
 	uint64_t nblocks;          /* data blocks owned (flat / chunk) */
 	uint32_t inline_size;      /* bytes stored after the inode */
-	uint8_t *inline_data;      /* the inline tail (files, symlinks) */
+	uint8_t *inline_data;      /* the inline tail (files, symlinks) ... */
+	bool inline_spilled;       /* ... or a file's in the tails file (tails.c) */
+	uint64_t inline_off;       /* ... from here */
 	uint64_t dir_size;         /* directories: i_size */
 	uint32_t record_size;      /* core + xattrs + index/inline */
 	struct tchunks *chunks;    /* CHUNK_BASED */

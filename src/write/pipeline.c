@@ -771,6 +771,13 @@ int zbuild_finish(struct build *b, int ret)
 	 * largest (a metabox's tasks take theirs from malloc). */
 	if (!ret)
 		fifobuf_fini(&zb->queued_bufs);
+	/* The packed inode joined the inode list when the first fragment
+	 * committed: from a tar, whose entries become inodes as they are
+	 * read, that moment depends on how far the workers had got, and the
+	 * nids after it with it.  Last, its place is the same whatever the
+	 * workers did. */
+	if (!ret && b->packed_inode)
+		tree_move_last(&b->tree, b->packed_inode);
 	/* With a metabox, the packed inode's last segments wait for it (see
 	 * zbuild_metabox), but the inode is there for the layout. */
 	if (!ret && b->lay.metabox) {

@@ -57,6 +57,20 @@ void tree_drop_unlinked(struct tree *t, const struct tnode *keep)
 	}
 }
 
+void tree_move_last(struct tree *t, struct tnode *n)
+{
+	struct tnode **link = &t->first;
+
+	while (*link && *link != n)
+		link = &(*link)->next;
+	if (!*link || !n->next)
+		return;     /* not on the list, or last already */
+	*link = n->next;
+	n->next = NULL;
+	t->last->next = n;
+	t->last = n;
+}
+
 void tree_free(struct tree *t)
 {
 	struct tnode *n = t->first;

@@ -119,6 +119,8 @@ void tree_free(struct tree *t);
 /* Remove (and free) the inodes no name links to any more, but the root
  * and keep. */
 void tree_drop_unlinked(struct tree *t, const struct tnode *keep);
+/* Put n last on the inode list (the order nids follow). */
+void tree_move_last(struct tree *t, struct tnode *n);
 /* Sort a directory's children by name, as EROFS directories hold them. */
 void tree_sort_children(struct tnode *dir);
 

@@ -11,8 +11,6 @@
  * tree, most of it page faults on the buffers read into.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,6 +19,7 @@
 #include "util/digtab.h"
 #include "util/error.h"
 #include "util/hugebuf.h"
+#include "util/path.h"
 #include "write/dedupe.h"
 #include "write/fragments.h"
 #include "write/internal.h"
@@ -38,26 +37,19 @@ struct packed {
 int packed_open(struct build *b, const char *image_path)
 {
 	struct packed *p = calloc(1, sizeof(*p));
-	char *copy = strdup(image_path);
-	const char *dir = copy ? dirname(copy) : NULL;
-	int e = 0;
+	int e;
 
-	if (!p || !copy) {
-		free(p);
-		free(copy);
+	if (!p)
 		return err_fail(b->err, -ENOMEM, "out of memory");
-	}
 	/* Unnamed, so that nothing is left behind, on the image's own
 	 * filesystem, which has room for the image anyway. */
-	p->compressed_fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	p->compressed_fd = path_scratch_beside(image_path);
 	if (p->compressed_fd < 0) {
 		e = errno;
 		free(p);
-	}
-	free(copy);
-	if (e)
 		return err_fail(b->err, -e, "%s: cannot create a temporary file for the packed inode: %s",
 				image_path, strerror(e));
+	}
 	p->stage_least = (size_t)b->packed_waiting_max;
 	b->packed = p;
 	return 0;

@@ -49,6 +49,7 @@ struct chunk {
 	unsigned int users;         /* copies in progress: not reclaimable */
 	bool consumed;              /* a copy was made from it */
 	bool swept;                 /* read by the sweep */
+	bool warm;                  /* its memory was read into before */
 	unsigned int marker_window; /* readahead marker: its window's size */
 	uint64_t window_end;        /* and last chunk */
 	uint64_t last_use;
@@ -68,6 +69,7 @@ struct stage {
 	uint64_t clock;
 	unsigned int nchunks;       /* the pool */
 	unsigned int empty;         /* chunks holding nothing */
+	unsigned int warm;          /* chunks whose memory was used */
 	unsigned int random_misses;
 	bool sweeping;
 	unsigned int sweep_reads;   /* in flight */
@@ -88,10 +90,19 @@ static struct chunk *find(struct stage *s, uint64_t index)
 	return c && c->state != CHUNK_EMPTY && c->index == index ? c : NULL;
 }
 
-/* The least recently used chunk nobody reads or copies from, or NULL. */
+/*
+ * A chunk to read into, of those nobody reads or copies from: an empty one
+ * whose memory was used before, else a fresh one or the least recently
+ * used.  Until a reader has looked random, the pool past its floor takes
+ * the least recently used chunk if it was copied from: a sequential
+ * reader is done with it, and fresh memory costs a page fault and a
+ * zeroed page per page (a sequential read of a 137 MiB image touched all
+ * of the pool: 5% of the server's time zeroing it).  Random readers fill
+ * the pool, as the page cache fills.  NULL when every chunk is busy.
+ */
 static struct chunk *reclaim(struct stage *s)
 {
-	struct chunk *best = NULL;
+	struct chunk *lru = NULL, *fresh = NULL;
 	unsigned int i;
 
 	for (i = 0; i < s->nchunks; i++) {
@@ -99,12 +110,20 @@ static struct chunk *reclaim(struct stage *s)
 
 		if (c->state == CHUNK_READING || c->users)
 			continue;
-		if (c->state == CHUNK_EMPTY)
-			return c;
-		if (!best || c->last_use < best->last_use)
-			best = c;
+		if (c->state == CHUNK_EMPTY) {
+			if (c->warm)
+				return c;
+			if (!fresh)
+				fresh = c;
+			continue;
+		}
+		if (!lru || c->last_use < lru->last_use)
+			lru = c;
 	}
-	return best;
+	if (fresh && lru && lru->consumed && s->warm >= FLOOR_CHUNKS &&
+	    s->random_misses < SWEEP_AFTER)
+		return lru;
+	return fresh ? fresh : lru;
 }
 
 /*
@@ -164,8 +183,10 @@ static struct chunk *start_read(struct stage *s, uint64_t index)
 		return NULL;
 	if (c->state == CHUNK_EMPTY)
 		s->empty--;
+	if (!c->warm)
+		s->warm++;
 	*c = (struct chunk){ .index = index, .state = CHUNK_READING, .buf = c->buf,
-			     .last_use = ++s->clock };
+			     .warm = true, .last_use = ++s->clock };
 	s->slot[index] = (uint32_t)(c - s->chunks) + 1;
 	if (s->fixed && c - s->chunks < FLOOR_CHUNKS)
 		io_uring_prep_read_fixed(sqe, s->fd, c->buf, (unsigned int)want, start,
@@ -412,7 +433,9 @@ static void read_ahead_locked(struct stage *s, uint64_t off, size_t len)
 	if (!c) {
 		struct chunk *prev = first ? find(s, first - 1) : NULL;
 
-		if (prev && prev->consumed) {
+		/* Behind a chunk copied from, or one still being read (its
+		 * window's, or a reader's ahead of this one): sequential. */
+		if (prev && (prev->consumed || prev->state == CHUNK_READING)) {
 			fetch_locked(s, first, first + WINDOW_MIN - 1, WINDOW_MIN);
 			return;
 		}

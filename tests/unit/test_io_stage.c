@@ -1,7 +1,9 @@
 /* The direct path's stage (io/stage.c): what it takes of a lent budget,
- * that a pool grown by it holds a whole image that the floor alone could
- * not, every byte where it belongs, and that a random reader gets the
- * image swept into it. */
+ * that a pool grown by it holds a whole image for a random reader that
+ * the floor alone could not, every byte where it belongs, that a random
+ * reader gets the image swept into it, and that a sequential one reuses
+ * the chunks it is done with instead of growing the pool. */
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdbool.h>
@@ -65,9 +67,11 @@ static void takes_what_the_image_needs(void **state)
 	close(fd);
 }
 
-/* Every chunk of [0, size) read into the pool, then copies of ranges
- * across it: 0 and the right bytes for each when the pool holds it all,
- * -ENOENT for some when it does not. */
+static void random_misses(struct stage *s, unsigned int n);
+
+/* A random reader's misses, then every chunk of [0, size) read into the
+ * pool, then copies of ranges across it: 0 and the right bytes for each
+ * when the pool holds it all, -ENOENT for some when it does not. */
 static int copies_served(int fd, uint64_t size, uint64_t lend)
 {
 	uint64_t taken;
@@ -78,6 +82,7 @@ static int copies_served(int fd, uint64_t size, uint64_t lend)
 
 	assert_non_null(s);
 	assert_non_null(got);
+	random_misses(s, 8);
 	/* One chunk at a time, each waited for (stage_copy waits for a chunk
 	 * being read): the stage caps its reads in flight. */
 	for (off = 0; off < size; off += CHUNK) {
@@ -167,12 +172,38 @@ static void a_random_reader_gets_the_image_swept(void **state)
 	close(fd);
 }
 
+/* A sequential reader of 4 KiB, every 64 KiB, across an image as large
+ * as the pool: it ends with the last chunks staged and the first ones
+ * reused for them, where a random reader's pool would have kept them all
+ * (a_grown_pool_holds_the_image). */
+static void a_sequential_reader_reuses_chunks(void **state)
+{
+	int fd = pattern_file(40 * MIB);
+	uint64_t taken, off, word;
+	struct stage *s = stage_create(fd, 40 * MIB, 24 * MIB, &taken);
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(taken, 24 * MIB);
+	for (off = 0; off < 40 * MIB; off += 64 << 10) {
+		stage_prepare(s, off, 4096);
+		assert_int_equal(stage_copy(s, &word, 8, off), 0);
+		assert_int_equal(word, off);
+	}
+	assert_int_equal(stage_copy(s, &word, 8, 40 * MIB - CHUNK), 0);
+	assert_int_equal(word, 40 * MIB - CHUNK);
+	assert_int_equal(stage_copy(s, &word, 8, 0), -ENOENT);
+	stage_destroy(s);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(takes_what_the_image_needs),
 		cmocka_unit_test(a_grown_pool_holds_the_image),
 		cmocka_unit_test(a_random_reader_gets_the_image_swept),
+		cmocka_unit_test(a_sequential_reader_reuses_chunks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

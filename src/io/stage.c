@@ -24,9 +24,9 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "io/stage.h"
+#include "util/hugebuf.h"
 
 #define CHUNK ((size_t)512 << 10)
 #define FLOOR_CHUNKS 32u            /* 16 MiB, registered with the ring */
@@ -38,7 +38,6 @@
 #define SWEEP_AFTER 8u              /* random misses before a sweep starts */
 #define SWEEP_DEPTH 1u              /* its reads in flight */
 #define ALIGN 4096u
-#define HUGE_PAGE ((size_t)2 << 20)
 
 enum chunk_state { CHUNK_EMPTY, CHUNK_READING, CHUNK_READY };
 
@@ -69,14 +68,12 @@ struct stage {
 	uint64_t clock;
 	unsigned int nchunks;       /* the pool */
 	unsigned int empty;         /* chunks holding nothing */
-	unsigned int warm;          /* chunks whose memory was used */
 	unsigned int random_misses;
 	bool sweeping;
 	unsigned int sweep_reads;   /* in flight */
 	uint64_t sweep_next;        /* the next chunk it looks at */
 	struct chunk *chunks;
-	uint8_t *memory;            /* the chunks' buffers, mapped_len bytes */
-	size_t mapped_len;
+	uint8_t *memory;            /* the chunks' buffers (hugebuf_alloc) */
 	uint64_t image_chunks;
 	uint32_t *slot;             /* image chunk -> pool slot + 1 (0: none) */
 };
@@ -103,11 +100,12 @@ static struct chunk *find(struct stage *s, uint64_t index)
 static struct chunk *reclaim(struct stage *s)
 {
 	struct chunk *lru = NULL, *fresh = NULL;
-	unsigned int i;
+	unsigned int i, warm = 0;
 
 	for (i = 0; i < s->nchunks; i++) {
 		struct chunk *c = &s->chunks[i];
 
+		warm += c->warm;
 		if (c->state == CHUNK_READING || c->users)
 			continue;
 		if (c->state == CHUNK_EMPTY) {
@@ -120,46 +118,17 @@ static struct chunk *reclaim(struct stage *s)
 		if (!lru || c->last_use < lru->last_use)
 			lru = c;
 	}
-	if (fresh && lru && lru->consumed && s->warm >= FLOOR_CHUNKS &&
+	if (fresh && lru && lru->consumed && warm >= FLOOR_CHUNKS &&
 	    s->random_misses < SWEEP_AFTER)
 		return lru;
 	return fresh ? fresh : lru;
-}
-
-/*
- * The chunks' memory, on huge pages where the kernel has them.  A page's
- * first touch from user space is dear on some virtual machines (shadow
- * page tables: a trap per 4 KiB page): on one, copying out of 64 MiB that
- * O_DIRECT had just filled took 130 ms the first time and 3 ms the next,
- * and 4 ms the first time on huge pages.  The region is 2 MiB-aligned for
- * that; where huge pages are off it is plain memory.
- */
-static uint8_t *map_chunks(size_t len, size_t *mapped_len)
-{
-	size_t span = (len + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-	uint8_t *raw = mmap(NULL, span + HUGE_PAGE, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint8_t *start;
-	size_t head;
-
-	if (raw == MAP_FAILED)
-		return NULL;
-	start = (uint8_t *)(((uintptr_t)raw + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
-	head = (size_t)(start - raw);
-	if (head)
-		munmap(raw, head);
-	munmap(start + span, HUGE_PAGE - head);
-	(void)madvise(start, span, MADV_HUGEPAGE);
-	*mapped_len = span;
-	return start;
 }
 
 static void free_stage(struct stage *s)
 {
 	free(s->chunks);
 	free(s->slot);
-	if (s->memory)
-		munmap(s->memory, s->mapped_len);
+	free(s->memory);
 	free(s);
 }
 
@@ -183,8 +152,6 @@ static struct chunk *start_read(struct stage *s, uint64_t index)
 		return NULL;
 	if (c->state == CHUNK_EMPTY)
 		s->empty--;
-	if (!c->warm)
-		s->warm++;
 	*c = (struct chunk){ .index = index, .state = CHUNK_READING, .buf = c->buf,
 			     .warm = true, .last_use = ++s->clock };
 	s->slot[index] = (uint32_t)(c - s->chunks) + 1;
@@ -354,7 +321,12 @@ struct stage *stage_create(int fd, uint64_t size, uint64_t lend, uint64_t *taken
 	 * may ask for more than it will), else the floor alone. */
 	for (;;) {
 		s->nchunks = FLOOR_CHUNKS + (unsigned int)extra;
-		s->memory = map_chunks(CHUNK * s->nchunks, &s->mapped_len);
+		/* On huge pages where the kernel has them: a page's first
+		 * touch from user space is dear on some virtual machines
+		 * (shadow page tables): on one, copying out of 64 MiB that
+		 * O_DIRECT had just filled took 130 ms the first time and
+		 * 3 ms the next, and 4 ms the first time on huge pages. */
+		s->memory = hugebuf_alloc(CHUNK * s->nchunks);
 		if (s->memory)
 			break;
 		if (!extra)

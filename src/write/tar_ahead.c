@@ -40,6 +40,7 @@ struct tar_ahead {
 	bool reader_running;
 	/* The reader's own: header bytes in slots [forgotten, i). */
 	uint64_t in_flight, forgotten;
+	uint64_t cleared;           /* entries emptied in slots [0, cleared) */
 	/* The caller's own: slots handed out, and what it knows is read. */
 	uint64_t next, seen_filled;
 	bool seen_ended;
@@ -90,6 +91,7 @@ static bool reader_must_wait(struct tar_ahead *q, uint64_t i)
 /* Publish slots [0, i) and wait while there is no room for slot i. */
 static bool reader_meet(struct tar_ahead *q, uint64_t i)
 {
+	uint64_t done;
 	bool go_on;
 
 	pthread_mutex_lock(&q->lock);
@@ -106,7 +108,17 @@ static bool reader_meet(struct tar_ahead *q, uint64_t i)
 	if (q->caller_waits && q->filled - q->taken >= BATCH)
 		pthread_cond_signal(&q->ready);
 	go_on = !__atomic_load_n(&q->stop, __ATOMIC_RELAXED);
+	done = q->taken;
 	pthread_mutex_unlock(&q->lock);
+	/* What the caller is done with (all it was handed but the last) is
+	 * freed now, not when its slot comes round again: the budget bounds
+	 * what waits, this what was used.  Here rather than by the caller:
+	 * this thread allocated it, and glibc frees a block from another
+	 * thread's arena under that arena's lock, which the reader's next
+	 * malloc then waits for. */
+	for (; q->cleared + 1 < done; q->cleared++)
+		if (q->slot[q->cleared % SLOTS].h.entry)
+			libarchive.entry_clear(q->slot[q->cleared % SLOTS].h.entry);
 	return go_on;
 }
 
@@ -198,10 +210,6 @@ const struct tar_header *tar_ahead_next(struct tar_ahead *q)
 			return &q->slot[(q->next - 1) % SLOTS].h;
 		catch_up(q);
 	}
-	/* What the caller is done with goes now, not when its slot comes
-	 * round again: the budget bounds what waits, this what was used. */
-	if (q->next && q->slot[(q->next - 1) % SLOTS].h.entry)
-		libarchive.entry_clear(q->slot[(q->next - 1) % SLOTS].h.entry);
 	return &q->slot[q->next++ % SLOTS].h;
 }
 

@@ -16,8 +16,11 @@
 #define IN_CAP (256u << 10)
 #define OUT_CAP (256u << 10)
 /* Skimming, a read takes this much: a header and the small files around
- * it, while a larger file's data is skipped by seeking over it. */
-#define SKIM_CAP (16u << 10)
+ * it, while a larger file's data is skipped by seeking over it.  On the
+ * root filesystem's tar, index mode took 5% longer with 16 KiB, longer
+ * still with 4 and 8 KiB, and no less with 128 KiB: fewer, larger reads
+ * cost less than copying less. */
+#define SKIM_CAP (64u << 10)
 
 enum stored_as { STORED_PLAIN, STORED_GZIP, STORED_ZSTD };
 

@@ -67,7 +67,21 @@ static void takes_what_the_image_needs(void **state)
 	close(fd);
 }
 
-static void random_misses(struct stage *s, unsigned int n);
+/* A reader's small misses in chunks far apart, each then copied (which
+ * waits for its read). */
+static void random_misses(struct stage *s, unsigned int n)
+{
+	uint64_t word;
+	unsigned int k;
+
+	for (k = 0; k < n; k++) {
+		uint64_t off = (1 + 9 * (uint64_t)k) * CHUNK + 4096;
+
+		stage_prepare(s, off, 4096);
+		assert_int_equal(stage_copy(s, &word, 8, off), 0);
+		assert_int_equal(word, off);
+	}
+}
 
 /* A random reader's misses, then every chunk of [0, size) read into the
  * pool, then copies of ranges across it: 0 and the right bytes for each
@@ -131,22 +145,6 @@ static bool all_staged(struct stage *s, uint64_t size)
 		assert_int_equal(word, off);
 	}
 	return true;
-}
-
-/* A reader's small misses in chunks far apart, each then copied (which
- * waits for its read). */
-static void random_misses(struct stage *s, unsigned int n)
-{
-	uint64_t word;
-	unsigned int k;
-
-	for (k = 0; k < n; k++) {
-		uint64_t off = (1 + 9 * (uint64_t)k) * CHUNK + 4096;
-
-		stage_prepare(s, off, 4096);
-		assert_int_equal(stage_copy(s, &word, 8, off), 0);
-		assert_int_equal(word, off);
-	}
 }
 
 static void a_random_reader_gets_the_image_swept(void **state)

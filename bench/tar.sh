@@ -11,6 +11,7 @@
 #   BIG        copies of TREE in the archive of the memory row [4]
 #   WORK       where the archives and images go [a directory in $TMPDIR]
 #   EROFSKIT   the binary [build/erofskit]
+#   ROWS       which of the rows below to run ["1 2 3 4 5"]
 #
 # Rows (the issue's targets):
 #   1. an uncompressed image from .tar.gz: mkfs --tar against tar -xzf to
@@ -33,6 +34,7 @@ WORKERS=${WORKERS:-$(nproc)}
 BIG=${BIG:-4}
 DATA=${BENCH_DATA:-/tmp/data}
 TREE=${1:-$DATA/rootfs}
+ROWS=${ROWS:-1 2 3 4 5}
 
 say() { echo "tar.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -59,6 +61,7 @@ timed() {
 	echo "$t1 - $t0" | bc >>"$out"
 }
 size() { stat -c %s "$1"; }
+want() { case " $ROWS " in *" $1 "*) return 0 ;; esac; return 1; }
 mib() { echo "scale=1; $1 / 1048576" | bc; }
 check() { "$EROFSKIT" fsck -q "$1" || die "$1 is not clean"; }
 
@@ -76,6 +79,7 @@ echo "Tree $(basename "$TREE"): $(find "$TREE" -type f | wc -l) files;" \
      ".tar.zst $(mib "$(size "$WORK/root.tar.zst")") MiB. $WORKERS workers, median of $REPS runs (s)."
 echo
 
+if want 1; then
 say "1. uncompressed, from .tar.gz"
 rm -f "$WORK"/t1.* "$WORK"/t2.*
 for _ in $(seq "$REPS"); do
@@ -92,7 +96,9 @@ echo "| mkfs --tar root.tar.gz | $a | $(size "$WORK/t1.img") |"
 echo "| tar -xzf, then mkfs of the directory | $b | $(size "$WORK/t2.img") |"
 echo "| ratio | $(echo "scale=2; $b / $a" | bc)x faster | |"
 echo
+fi
 
+if want 2; then
 say "2. compressed, from .tar.gz and .tar.zst, against the extracted directory"
 echo "| -C131072 | mkfs --tar .tar.gz | mkfs --tar .tar.zst | mkfs DIR | image bytes (tar / dir) |"
 echo "|---|---|---|---|---|"
@@ -108,7 +114,9 @@ for alg in lz4hc,12 zstd,15; do
 	     "$(size "$WORK/c1.img") / $(size "$WORK/c3.img") |"
 done
 echo
+fi
 
+if want 3; then
 say "3. against tar2sqfs, both reading the plain .tar"
 echo "| -b 131072 | erofskit mkfs --tar: s / bytes | tar2sqfs: s / bytes |"
 echo "|---|---|---|"
@@ -126,7 +134,9 @@ for pair in "lz4hc,12|-c lz4 -X hc" "zstd,15|-c zstd -X level=15" "lzma,6|-c xz"
 	     "$(median <"$WORK/q2.s") / $(size "$WORK/q2.sqfs") |"
 done
 echo
+fi
 
+if want 4; then
 say "4. peak memory on an archive $BIG times the tree"
 rm -f "$WORK/big.tar"
 for i in $(seq "$BIG"); do
@@ -139,7 +149,9 @@ echo "| archive | peak RSS of mkfs --tar -zlz4hc (stdin) |"
 echo "|---|---|"
 echo "| $(mib "$(size "$WORK/big.tar")") MiB ($BIG copies) | $(( $(cat "$WORK/rss") / 1024 )) MiB |"
 echo
+fi
 
+if want 5; then
 say "5. --tar=i against cat"
 # Tens of milliseconds: timed by hyperfine, without a shell (timed()'s
 # date and bash -c added some 25 ms to each, which made the ratio look
@@ -164,3 +176,4 @@ echo "|---|---|---|"
 echo "| mkfs --tar=i root.tar | $a | index $(size "$WORK/i.img") ($(echo "scale=2; 100 * $(size "$WORK/i.img") / $(size "$WORK/root.tar")" | bc)% of the tar) |"
 echo "| cat root.tar > /dev/null | $b | |"
 echo "| ratio (median of the rounds') | ${ratio}x | |"
+fi

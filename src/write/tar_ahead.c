@@ -44,7 +44,6 @@ struct tar_ahead {
 	bool reader_running;
 	/* The reader's own: header bytes in slots [forgotten, i). */
 	uint64_t in_flight, forgotten;
-	uint64_t cleared;           /* entries emptied in slots [0, cleared) */
 	/* The caller's own: slots handed out, and what it knows is read. */
 	uint64_t next, seen_filled;
 	bool seen_ended;
@@ -95,7 +94,9 @@ static bool reader_must_wait(struct tar_ahead *q, uint64_t i)
 /* Publish slots [0, i) and wait while there is no room for slot i. */
 static bool reader_meet(struct tar_ahead *q, uint64_t i)
 {
-	uint64_t done;
+	/* Each meeting empties what the caller was done with at the one
+	 * before (below): slots [0, forgotten - 1) are empty already. */
+	uint64_t k = q->forgotten ? q->forgotten - 1 : 0;
 	bool go_on;
 
 	pthread_mutex_lock(&q->lock);
@@ -112,17 +113,18 @@ static bool reader_meet(struct tar_ahead *q, uint64_t i)
 	if (q->caller_waits && q->filled - q->taken >= BATCH)
 		pthread_cond_signal(&q->ready);
 	go_on = !__atomic_load_n(&q->stop, __ATOMIC_RELAXED);
-	done = q->taken;
 	pthread_mutex_unlock(&q->lock);
-	/* What the caller is done with (all it was handed but the last) is
-	 * freed now, not when its slot comes round again: the budget bounds
-	 * what waits, this what was used.  Here rather than by the caller:
-	 * this thread allocated it, and glibc frees a block from another
+	/* What the caller is done with (all it was handed but the last:
+	 * forgotten is what it was handed, unless stopping) is freed now,
+	 * not when its slot comes round again: the budget bounds what
+	 * waits, this what was used.  Here rather than by the caller: this
+	 * thread allocated it, and glibc frees a block from another
 	 * thread's arena under that arena's lock, which the reader's next
-	 * malloc then waits for. */
-	for (; q->cleared + 1 < done; q->cleared++)
-		if (q->slot[q->cleared % SLOTS].h.entry)
-			libarchive.entry_clear(q->slot[q->cleared % SLOTS].h.entry);
+	 * malloc then waits for.  Outside the lock: only this thread looks
+	 * at forgotten, and the caller at none of these slots. */
+	for (; go_on && k + 1 < q->forgotten; k++)
+		if (q->slot[k % SLOTS].h.entry)
+			libarchive.entry_clear(q->slot[k % SLOTS].h.entry);
 	return go_on;
 }
 

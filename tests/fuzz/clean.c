@@ -1,4 +1,6 @@
 /* An image erofskit wrote must open and check clean, whatever its input. */
+#define _XOPEN_SOURCE 700
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -33,4 +35,28 @@ void fuzz_require_clean(const char *image, const char *who)
 		abort();
 	}
 	ek_close(img);
+}
+
+static const char *scratch;
+
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void remove_scratch(void)
+{
+	nftw(scratch, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void fuzz_scratch_dir(char *template)
+{
+	if (!mkdtemp(template))
+		abort();
+	scratch = template;
+	atexit(remove_scratch);
 }

@@ -6,4 +6,9 @@
  * opens and fsck finds no problem. */
 void fuzz_require_clean(const char *image, const char *who);
 
+/* Make a private scratch directory from template ("/tmp/NAME.XXXXXX",
+ * changed in place) and remove it, with everything left in it, when the
+ * process exits: a fuzz run or a seed replay leaves nothing in /tmp. */
+void fuzz_scratch_dir(char *template);
+
 #endif

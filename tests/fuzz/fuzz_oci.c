@@ -102,8 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!made) {
 		char sub[300];
 
-		if (!mkdtemp(dir))
-			abort();
+		fuzz_scratch_dir(dir);
 		snprintf(sub, sizeof(sub), "%s/layout", dir);
 		mkdir(sub, 0700);
 		snprintf(sub, sizeof(sub), "%s/layout/blobs", dir);

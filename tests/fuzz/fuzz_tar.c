@@ -39,8 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ek_error err;
 	int fd;
 
-	if (!made && !mkdtemp(dir))
-		abort();
+	if (!made)
+		fuzz_scratch_dir(dir);
 	made = 1;
 	fd = memfd_create("tar", MFD_CLOEXEC);
 	if (fd < 0 || write(fd, data, size) != (ssize_t)size)

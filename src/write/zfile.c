@@ -26,7 +26,7 @@ static int keep_extent(struct build *b, struct zfile *f, uint64_t la, uint64_t b
 		       uint16_t blocks, bool plain)
 {
 	if (f->next == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 64;
+		size_t cap = f->cap ? f->cap * 2 : 4;
 		struct fmt_zextent *g = realloc(f->ext, cap * sizeof(*g));
 
 		if (!g)
@@ -39,6 +39,16 @@ static int keep_extent(struct build *b, struct zfile *f, uint64_t la, uint64_t b
 	};
 	f->blocks += blocks;
 	return 0;
+}
+
+/* Once the index is encoded (or the file stored plain), the extents are
+ * done with: kept to the end, they cost a tar of 24,000 small files 31
+ * MB. */
+static void drop_extents(struct zfile *f)
+{
+	free(f->ext);
+	f->ext = NULL;
+	f->next = f->cap = 0;
 }
 
 /* Write the run of data[from, from + *len) that ends at data_blk. */
@@ -239,6 +249,7 @@ static int fall_back(struct zbuilder *zb, struct zfile *f)
 		b->data_blk = f->first_blk;
 	}
 	digtab_free(&f->fresh);
+	drop_extents(f);
 	if (!ret)
 		ret = data_write_uncompressed(b, f->n);
 	return ret;
@@ -486,6 +497,7 @@ int zfile_finish(struct zbuilder *zb, struct zfile *f, struct ztask *last)
 		n->extended = n->size > UINT32_MAX;   /* its size is final now */
 	if (!ret)
 		ret = encode_index(zb, f, &tail);
+	drop_extents(f);
 	if (!ret && !f->packed)   /* the packed inode and the metabox are ours */
 		b->stats->compressed_files++;
 	return ret;

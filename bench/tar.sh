@@ -9,6 +9,7 @@
 #   REPS       runs of each command per row, the median is shown [3]
 #   WORKERS    erofskit --workers = tar2sqfs -j [nproc]
 #   BIG        copies of TREE in the archive of the memory row [4]
+#   MANY       small random files in the memory row's second archive [120000]
 #   WORK       where the archives and images go [a directory in $TMPDIR]
 #   EROFSKIT   the binary [build/erofskit]
 #   ROWS       which of the rows below to run ["1 2 3 4 5"]
@@ -20,7 +21,9 @@
 #      against mkfs of the already extracted directory;
 #   3. against tar2sqfs (squashfs-tools-ng) at the same algorithm, level
 #      and block size, both reading the plain .tar;
-#   4. peak RSS of mkfs --tar on an archive BIG times the tree;
+#   4. peak RSS of mkfs --tar on an archive BIG times the tree, and on
+#      one of MANY small files that do not compress (each stored plain,
+#      its tail inline: what memory grows with is the count of files);
 #   5. --tar=i of the plain .tar against cat TAR > /dev/null (warm), and
 #      the index's size against the tar's.
 # Prints markdown on stdout, progress on stderr.  Needs no root.
@@ -32,6 +35,7 @@ EROFSKIT=${EROFSKIT:-$top/build/erofskit}
 REPS=${REPS:-3}
 WORKERS=${WORKERS:-$(nproc)}
 BIG=${BIG:-4}
+MANY=${MANY:-120000}
 DATA=${BENCH_DATA:-/tmp/data}
 TREE=${1:-$DATA/rootfs}
 ROWS=${ROWS:-1 2 3 4 5}
@@ -145,9 +149,25 @@ done
 /usr/bin/time -f %M -o "$WORK/rss" "$EROFSKIT" mkfs --tar -q -zlz4hc -C131072 \
 	"$WORK/big.img" - <"$WORK/big.tar" || die "mkfs --tar of the big archive failed"
 check "$WORK/big.img"
-echo "| archive | peak RSS of mkfs --tar -zlz4hc (stdin) |"
+python3 - "$WORK/many.tar" "$MANY" <<'PY'
+import io, random, sys, tarfile
+r = random.Random(7)
+with tarfile.open(sys.argv[1], "w", format=tarfile.GNU_FORMAT) as t:
+    for i in range(int(sys.argv[2])):
+        data = r.randbytes(r.randint(1000, 4000))
+        info = tarfile.TarInfo("d%03d/f%06d" % (i // 1000, i))
+        info.size, info.mtime = len(data), 1700000000
+        t.addfile(info, io.BytesIO(data))
+PY
+/usr/bin/time -f %M -o "$WORK/rss2" "$EROFSKIT" mkfs --tar -q -zlz4hc -C131072 \
+	"$WORK/many.img" - <"$WORK/many.tar" || die "mkfs --tar of the many-files archive failed"
+check "$WORK/many.img"
+rm -f "$WORK/many.img"
+echo "| archive | peak RSS of mkfs --tar -zlz4hc -C131072 (stdin) |"
 echo "|---|---|"
 echo "| $(mib "$(size "$WORK/big.tar")") MiB ($BIG copies) | $(( $(cat "$WORK/rss") / 1024 )) MiB |"
+echo "| $(mib "$(size "$WORK/many.tar")") MiB ($MANY small random files) | $(( $(cat "$WORK/rss2") / 1024 )) MiB |"
+rm -f "$WORK/many.tar"
 echo
 fi
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "write/compress.h"
+#include "write/source.h"
 #include "write/zinternal.h"
 #include "format/ondisk.h"
 #include "format/zindex.h"
@@ -151,7 +152,7 @@ void zbuild_teardown(struct build *b)
 
 		zb->open = f->next_open;
 		if (f->fd >= 0 && !f->packed)
-			close(f->fd);
+			source_close(b, f->fd);
 		digtab_free(&f->fresh);
 		free(f->ext);
 		free(f);

@@ -121,7 +121,7 @@ int data_plan_sparse(struct build *b, struct tnode *n, bool *chunked)
 	if (ret)
 		return ret;
 	ret = plan_chunks(b, n, fd, chunked);
-	close(fd);
+	source_close(b, fd);
 	return ret;
 }
 
@@ -275,7 +275,7 @@ static int write_regular(struct build *b, struct tnode *n, uint8_t *buf)
 	}
 	if (!ret)
 		ret = source_check_unchanged(b, n, fd);
-	close(fd);
+	source_close(b, fd);
 	return ret;
 }
 

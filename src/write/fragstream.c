@@ -94,7 +94,7 @@ int fragstream_begin(struct zbuilder *zb, struct tnode *n, struct fragstream *s)
 	if (ret)
 		return ret;
 	if (!compressible) {
-		close(s->fd);
+		source_close(b, s->fd);
 		s->fd = -1;
 		s->raw = true;
 		return data_write_uncompressed(b, n);
@@ -144,7 +144,7 @@ int fragstream_end(struct zbuilder *zb, struct fragstream *s, int ret)
 	if (!ret && s->fd >= 0)
 		ret = source_check_unchanged(b, s->n, s->fd);
 	if (s->fd >= 0)
-		close(s->fd);
+		source_close(b, s->fd);
 	s->fd = -1;
 	if (ret || s->raw)
 		return ret;

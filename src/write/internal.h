@@ -71,6 +71,8 @@ struct build {
 	uint64_t files_done;
 	/* a stream source (tar.c) */
 	int spool_fd;              /* file data waiting to be written, or -1 */
+	uint64_t unpunched_from, unpunched_to;  /* given back, hole not yet
+	                              punched (source.c) */
 	const char *image_path;
 	/* inline tails waiting for the metadata (tails.c) */
 	uint64_t tails_in_memory;  /* bytes of them held */

@@ -145,7 +145,7 @@ static int close_source(struct build *b, struct zfile *f)
 	if (f->packed || f->fd < 0)
 		return 0;
 	ret = source_check_unchanged(b, f->n, f->fd);
-	close(f->fd);
+	source_close(b, f->fd);
 	f->fd = -1;
 	return ret;
 }
@@ -418,7 +418,7 @@ static int queue_file(struct zbuilder *zb, struct tnode *n, int fd, bool whole_f
 	struct zfile *f = new_file(zb, n, fd);
 
 	if (!f) {
-		close(fd);
+		source_close(zb->b, fd);
 		return err_fail(zb->b->err, -ENOMEM, "out of memory");
 	}
 	f->cluster = zb->pcluster;

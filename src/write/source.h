@@ -11,6 +11,9 @@ struct tnode;
 /* Open a regular file's source; fails if it is no longer the file that
  * was scanned (other inode, other type, other size). */
 int source_open(struct build *b, const struct tnode *n, int *fd);
+/* Done reading: close what source_open opened (a spooled file's is the
+ * spool's own, shared and left open). */
+void source_close(struct build *b, int fd);
 /* Read exactly len bytes at off; a short read means the file shrank. */
 int source_pread(struct build *b, const struct tnode *n, int fd, void *buf,
 		 size_t len, uint64_t off);

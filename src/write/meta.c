@@ -173,7 +173,7 @@ static int write_superblock(struct build *b)
  * image as the records move past (the plain area), or all of it, kept
  * (the metabox's, compressed afterwards).  The plain area holds every
  * inode, and inline tails of up to a block each: whole in memory, a
- * tar of 120,000 small files took 300 MiB for it.
+ * tar of 24,000 small files took 58 MB for it.
  */
 #define AREA_WINDOW (1u << 20)
 
@@ -260,7 +260,9 @@ static int area_inodes(struct build *b, bool metabox, struct tnode ***out, size_
 }
 
 /* One area's records (the metabox's, or the plain one's with the shared
- * xattrs) into w; directories write their blocks on the way. */
+ * xattrs) into w; directories write their blocks on the way, between the
+ * window's writes: the image hash behind the default UUID needs only a
+ * fixed order, which this is. */
 static int encode_area(struct build *b, bool metabox, uint64_t size, struct area_window *w)
 {
 	uint64_t area = round_up_u64(size, b->blksz);

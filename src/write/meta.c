@@ -290,8 +290,8 @@ static int encode_area(struct build *b, bool metabox, uint64_t size, struct area
 		if (!ret)
 			ret = encode_inode(b, order[i], at);
 	}
-	if (!ret)
-		ret = window_at(b, w, area, 0, &at);   /* the last block whole */
+	/* Kept, the buffer spans the area already; written, the flush pads
+	 * the last block with zeros. */
 	if (!ret && !w->keep)
 		ret = window_flush(b, w, area);
 	free(order);

@@ -44,13 +44,17 @@ static int remove_one(const char *path, const struct stat *st, int type, struct 
 	(void)st;
 	(void)type;
 	(void)ftw;
-	remove(path);
-	return 0;
+	return remove(path);
+}
+
+int fuzz_rm_tree(const char *path)
+{
+	return nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static void remove_scratch(void)
 {
-	nftw(scratch, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	fuzz_rm_tree(scratch);
 }
 
 void fuzz_scratch_dir(char *template)

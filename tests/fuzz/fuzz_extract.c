@@ -12,7 +12,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clean.h"
 #include "transcript.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -83,16 +83,6 @@ static void expect_only(const char *dir, const char *only)
 	closedir(d);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if ((flag == FTW_DP ? rmdir(path) : unlink(path)) < 0)
-		die(path);
-	return 0;
-}
-
 /* After each run: nothing beside the target, and the target gone. */
 static void check_and_clean(void)
 {
@@ -101,7 +91,7 @@ static void check_and_clean(void)
 	expect_only(level2, "out");
 	/* Extracted modes may forbid writing or searching: as root that
 	 * does not stop the removal. */
-	if (nftw(target, remove_entry, 16, FTW_DEPTH | FTW_PHYS) < 0 && errno != ENOENT)
+	if (fuzz_rm_tree(target) < 0 && errno != ENOENT)
 		die(target);
 }
 

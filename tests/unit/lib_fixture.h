@@ -17,7 +17,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -37,6 +36,8 @@
 #include <erofskit/erofskit.h>
 
 #include "format/ondisk.h"
+
+#include "tmp_image.h"
 
 #define NSUB        700
 #define NTOP        11         /* regular files at the top level */
@@ -206,15 +207,6 @@ static inline void expect_error(int ret, int code, const ek_error *err)
 	assert_true(strlen(err->message) > 0);
 }
 
-static inline int rm_one(const char *path, const struct stat *st, int flag,
-			 struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static inline int load_file(const char *path, uint8_t **data, size_t *size)
 {
 	struct stat st;
@@ -354,7 +346,7 @@ static inline int group_teardown(void **state)
 	free(g.image_bytes);
 	g.image_bytes = NULL;
 	if (g.dir[0])
-		nftw(g.dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		tmp_rm_tree(g.dir);
 	g.dir[0] = '\0';
 	return 0;
 }

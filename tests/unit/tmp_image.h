@@ -1,6 +1,7 @@
 /*
  * Helpers for the unit tests that make their own data, source trees and
- * images (test_encoders.c, test_write_layout.c, test_check_damage.c):
+ * images (test_encoders.c, test_write_layout.c, test_check_damage.c, and
+ * lib_fixture.h for its tree removal):
  *
  *   - gen_data(): test data of a few kinds, each exercising another path
  *     of a compressor (matches, literals, long runs, short periods);

@@ -8,7 +8,7 @@
  * then points at the metadata area, so nids stay small.  The area starts
  * with the shared xattrs; inode records follow on 32-byte slots.  A record
  * that fits in a block never crosses a block boundary (inline tails must
- * not), and records fill earlier gaps first-fit to waste little space.
+ * not); slots.c packs them.
  * Directory data lives after the metadata because it holds nids.
  *
  * With a metabox (METABOX), every inode record but the packed inode's and
@@ -18,67 +18,14 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 
 #include "write/internal.h"
 #include "write/dirent.h"
+#include "write/slots.h"
 #include "format/dir.h"
 #include "format/ondisk.h"
 #include "util/error.h"
-
-#define OPEN_BLOCKS_MAX 32
-
-struct placer {
-	uint32_t blksz;
-	uint64_t cursor;                   /* end of the used area */
-	uint64_t open[OPEN_BLOCKS_MAX];    /* next free byte in earlier blocks */
-	unsigned int nopen;
-};
-
-static void remember_gap(struct placer *p, uint64_t pos)
-{
-	uint64_t block_end = round_up_u64(pos + 1, p->blksz);
-
-	if (block_end - pos < EROFS_SLOT_SIZE)
-		return;
-	if (p->nopen == OPEN_BLOCKS_MAX) {
-		memmove(p->open, p->open + 1, (OPEN_BLOCKS_MAX - 1) * sizeof(p->open[0]));
-		p->nopen--;
-	}
-	p->open[p->nopen++] = pos;
-}
-
-/* Returns the offset of a record of `size` bytes within the area. */
-static uint64_t place(struct placer *p, uint32_t size)
-{
-	uint64_t slots = round_up_u64(size, EROFS_SLOT_SIZE), pos;
-	unsigned int i;
-
-	if (size <= p->blksz) {
-		for (i = 0; i < p->nopen; i++) {
-			uint64_t end = round_up_u64(p->open[i] + 1, p->blksz);
-
-			if (p->open[i] + size > end)
-				continue;
-			pos = p->open[i];
-			p->open[i] += slots;
-			if (p->open[i] >= end || end - p->open[i] < EROFS_SLOT_SIZE) {
-				memmove(p->open + i, p->open + i + 1,
-					(p->nopen - i - 1) * sizeof(p->open[0]));
-				p->nopen--;
-			}
-			return pos;
-		}
-		if ((p->cursor % p->blksz) + size > p->blksz) {
-			remember_gap(p, p->cursor);
-			p->cursor = round_up_u64(p->cursor, p->blksz);
-		}
-	}
-	pos = p->cursor;
-	p->cursor += slots;
-	return pos;
-}
 
 static bool tail_fits_inline(const struct build *b, const struct tnode *n,
 			     uint64_t tail)
@@ -111,37 +58,67 @@ static int size_directory(struct build *b, struct tnode *n)
 	return 0;
 }
 
-/* Place the records of one area's inodes, in list order. */
+/* The inodes of one area in list order; with a metabox, each file's
+ * copies right after it (compression then finds their inline tails
+ * within one cluster).  Counts them when seq is NULL. */
+static size_t area_sequence(struct build *b, bool metabox, struct tnode **seq)
+{
+	struct tnode *n, *c;
+	size_t count = 0;
+
+	for (n = b->tree.first; n; n = n->next) {
+		if (n->in_metabox != metabox || (metabox && n->is_copy))
+			continue;
+		for (c = n; c; c = metabox ? c->copies : NULL) {
+			if (seq)
+				seq[count] = c;
+			count++;
+		}
+	}
+	return count;
+}
+
+/* Place the records of one area's inodes (slots.c). */
 static int place_records(struct build *b, bool metabox, uint64_t *size)
 {
-	struct placer p = { .blksz = b->blksz };
-	struct tnode *n;
-
+	size_t i, count = area_sequence(b, metabox, NULL);
+	struct tnode **seq = malloc((count ? count : 1) * sizeof(*seq));
+	uint32_t *sizes = calloc(count ? count : 1, sizeof(*sizes));
+	uint64_t *offsets = malloc((count ? count : 1) * sizeof(*offsets));
 	/* The plain area starts with the shared xattrs; no inode at its nid
 	 * 0, which tools read as "none" (packed_nid 0, for one).  The
 	 * metabox's nids carry bit 63 and are never 0. */
-	if (!metabox)
-		p.cursor = round_up_u64(b->shared_xattr_size ? b->shared_xattr_size : 1,
-					EROFS_SLOT_SIZE);
-	for (n = b->tree.first; n; n = n->next) {
-		struct tnode *c;
+	uint64_t start = metabox ? 0 : round_up_u64(b->shared_xattr_size ? b->shared_xattr_size : 1,
+						    EROFS_SLOT_SIZE);
+	int ret = 0;
 
-		if (n->in_metabox != metabox || (metabox && n->is_copy))
-			continue;
-		/* Copies of a file right after it, in a metabox: compression
-		 * then finds their inline tails within one cluster. */
-		for (c = n; c; c = metabox ? c->copies : NULL) {
-			uint64_t rec = tnode_core_size(c) + c->xattr_size;
-
-			rec += c->layout == EROFS_LAYOUT_FLAT_INLINE ? c->inline_size : c->meta_extra;
-			if (rec > UINT32_MAX)
-				return err_fail(b->err, -EFBIG, "inode metadata too large");
-			c->record_size = (uint32_t)rec;
-			c->nid = place(&p, c->record_size) / EROFS_SLOT_SIZE;
-		}
+	if (!seq || !sizes || !offsets) {
+		ret = err_fail(b->err, -ENOMEM, "out of memory");
+		goto out;
 	}
-	*size = p.cursor;
-	return 0;
+	area_sequence(b, metabox, seq);
+	for (i = 0; i < count; i++) {
+		struct tnode *c = seq[i];
+		uint64_t rec = tnode_core_size(c) + c->xattr_size;
+
+		rec += c->layout == EROFS_LAYOUT_FLAT_INLINE ? c->inline_size : c->meta_extra;
+		if (rec > UINT32_MAX) {
+			ret = err_fail(b->err, -EFBIG, "inode metadata too large");
+			goto out;
+		}
+		c->record_size = sizes[i] = (uint32_t)rec;
+	}
+	if (slots_place(sizes, count, b->blksz, start, metabox, offsets, size)) {
+		ret = err_fail(b->err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < count; i++)
+		seq[i]->nid = offsets[i] / EROFS_SLOT_SIZE;
+out:
+	free(seq);
+	free(sizes);
+	free(offsets);
+	return ret;
 }
 
 static int check_blocks(struct build *b, uint64_t blk)

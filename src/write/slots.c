@@ -40,9 +40,9 @@ struct lookahead {
 	uint32_t block_slots;
 };
 
-static uint32_t slots_of(uint32_t size)
+static uint64_t slots_of(uint32_t size)
 {
-	return (size + EROFS_SLOT_SIZE - 1) / EROFS_SLOT_SIZE;
+	return ((uint64_t)size + EROFS_SLOT_SIZE - 1) / EROFS_SLOT_SIZE;
 }
 
 static void enqueue(struct lookahead *la, size_t i, uint32_t slots)
@@ -80,6 +80,8 @@ static size_t take_largest(struct lookahead *la, uint32_t most)
 	return NONE;
 }
 
+/* The plain area's placement: in order, each block's end filled from the
+ * lookahead when the next record does not fit it. */
 static int place_ahead(const uint32_t *sizes, size_t count, uint32_t blksz, uint64_t start,
 		       uint64_t *offsets, uint64_t *end)
 {
@@ -104,25 +106,25 @@ static int place_ahead(const uint32_t *sizes, size_t count, uint32_t blksz, uint
 
 		for (; ahead < count && ahead <= i + SLOTS_LOOKAHEAD; ahead++)
 			if (sizes[ahead] <= blksz)
-				enqueue(&la, ahead, slots_of(sizes[ahead]));
+				enqueue(&la, ahead, (uint32_t)slots_of(sizes[ahead]));
 		if (offsets[i] != UINT64_MAX)
 			continue;       /* moved ahead into an earlier block */
 		if (sizes[i] <= blksz) {
-			dequeue(&la, slots_of(sizes[i]));   /* the first of its size */
+			dequeue(&la, (uint32_t)slots_of(sizes[i]));   /* the first of its size */
 			left = round_up_u64(cursor + 1, blksz) - cursor;
 			if (sizes[i] > left) {
 				size_t j;
 
 				while ((j = take_largest(&la, (uint32_t)(left / EROFS_SLOT_SIZE))) != NONE) {
 					offsets[j] = cursor;
-					cursor += (uint64_t)slots_of(sizes[j]) * EROFS_SLOT_SIZE;
-					left -= (uint64_t)slots_of(sizes[j]) * EROFS_SLOT_SIZE;
+					cursor += slots_of(sizes[j]) * EROFS_SLOT_SIZE;
+					left -= slots_of(sizes[j]) * EROFS_SLOT_SIZE;
 				}
 				cursor = round_up_u64(cursor, blksz);
 			}
 		}
 		offsets[i] = cursor;
-		cursor += (uint64_t)slots_of(sizes[i]) * EROFS_SLOT_SIZE;
+		cursor += slots_of(sizes[i]) * EROFS_SLOT_SIZE;
 	}
 	*end = cursor;
 out:
@@ -153,9 +155,11 @@ static void remember_gap(struct first_fit *f, uint64_t pos)
 	f->open[f->nopen++] = pos;
 }
 
+/* The first remembered gap the record fits, else after the last record
+ * (from the next block when it does not fit this one's rest). */
 static uint64_t place_first_fit(struct first_fit *f, uint32_t size)
 {
-	uint64_t bytes = (uint64_t)slots_of(size) * EROFS_SLOT_SIZE, pos;
+	uint64_t bytes = slots_of(size) * EROFS_SLOT_SIZE, pos;
 	unsigned int i;
 
 	if (size <= f->blksz) {

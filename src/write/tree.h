@@ -43,66 +43,74 @@ struct tindex {
 	uint32_t pad;              /* zero bytes between xattrs and header */
 };
 
+/* Fields are grouped by size (the flags last), not only by meaning: a
+ * tar of many small files holds one of these per entry until the image
+ * is written, and the gaps between mixed fields took 72 of 328 bytes. */
 struct tnode {
 	/* from the source */
 	uint32_t mode;
 	uint32_t uid, gid;
+	uint32_t mtime_nsec;
 	uint64_t size;
 	int64_t mtime;
-	uint32_t mtime_nsec;
 	uint32_t rdev_major, rdev_minor;
 	dev_t src_dev;
 	ino_t src_ino;
 	char *src_path;            /* regular files: where to read the data
 	                              (spooled: its name in the archive) */
-	bool spooled;              /* data in the build's spool file ... */
-	uint64_t spool_off;        /* ... from here */
-	bool indexed;              /* data in the tar appended to the image ... */
-	uint64_t tar_off;          /* ... from here (tar index mode) */
+	uint64_t spool_off;        /* spooled: its data in the build's spool file
+	                              from here */
+	uint64_t tar_off;          /* indexed: its data in the tar appended to the
+	                              image from here (tar index mode) */
 	uint64_t tar_entry;        /* tar: the entry that made it (layer << 40 | number) */
 	size_t tar_name;           /* tar, directories: the reader's name for it
 	                              (index + 1 into its table) */
-	bool data_dropped;         /* tar: a later layer deletes or replaces it, so its
-	                              data is never written */
 	char *symlink;             /* symlink target */
-	bool has_holes;            /* source file is sparse */
 
 	struct txattr **xattrs;
 	uint32_t nxattrs;
 
 	/* directories */
-	struct tdentry *children;  /* sorted by name, without "." and ".." */
 	uint32_t nchildren;
+	struct tdentry *children;  /* sorted by name, without "." and ".." */
 	struct tnode *parent;
 
 	uint32_t nlink;            /* entries naming it in the image */
 
 	/* layout decisions */
-	bool extended;
-	uint8_t layout;
 	uint16_t xattr_icount;
+	uint8_t layout;
 	uint32_t xattr_size;
-	uint64_t nid;              /* its slot in its area ... */
-	bool in_metabox;           /* ... the metabox's data, or the plain one */
 	uint32_t serial;           /* i_ino */
+	uint32_t inline_size;      /* bytes stored after the inode */
+	uint32_t record_size;      /* core + xattrs + index/inline */
+	uint32_t meta_extra;       /* compressed: index bytes (incl. padding) */
+	uint64_t nid;              /* its slot in its area (in_metabox: which) */
 	uint64_t startblk;         /* flat layouts: first full block */
 	uint64_t nblocks;          /* data blocks owned (flat / chunk) */
-	uint32_t inline_size;      /* bytes stored after the inode */
-	uint8_t *inline_data;      /* the inline tail (files, symlinks) ... */
-	bool inline_spilled;       /* ... or a file's in the tails file (tails.c) */
+	uint8_t *inline_data;      /* the inline tail (files, symlinks), or
+	                              inline_spilled: a file's in the tails
+	                              file (tails.c) ... */
 	uint64_t inline_off;       /* ... from here */
 	uint64_t dir_size;         /* directories: i_size */
-	uint32_t record_size;      /* core + xattrs + index/inline */
 	struct tchunks *chunks;    /* CHUNK_BASED */
-	struct tindex *z;     /* compressed files */
-	uint32_t meta_extra;       /* compressed: index bytes (incl. padding) */
+	struct tindex *z;          /* compressed files */
 
 	struct tnode *copies;      /* dedupe: later files of the same content,
 	                              whose records follow this one's in a
 	                              metabox (a chain through their own) */
-	bool is_copy;              /* ... on such a chain */
+	struct tnode *next;        /* all inodes, in nid-assignment order */
 
-	struct tnode *next;       /* all inodes, in nid-assignment order */
+	/* flags */
+	bool spooled;              /* data in the build's spool file (spool_off) */
+	bool indexed;              /* data in the tar appended to the image (tar_off) */
+	bool data_dropped;         /* tar: a later layer deletes or replaces it, so its
+	                              data is never written */
+	bool has_holes;            /* source file is sparse */
+	bool extended;
+	bool in_metabox;           /* nid is in the metabox's data, else the plain area */
+	bool inline_spilled;       /* the inline tail waits in the tails file */
+	bool is_copy;              /* on a copies chain */
 };
 
 struct tree {

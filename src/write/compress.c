@@ -147,16 +147,8 @@ void zbuild_teardown(struct build *b)
 	}
 	free(zb->wk);
 	free(zb->held);
-	while (zb->open) {
-		struct zfile *f = zb->open;
-
-		zb->open = f->next_open;
-		if (f->fd >= 0 && !f->packed)
-			source_close(b, f->fd);
-		digtab_free(&f->fresh);
-		free(f->ext);
-		free(f);
-	}
+	while (zb->open)
+		zfile_release(zb, zb->open);
 	free(zb);
 	b->z = NULL;
 }

@@ -51,7 +51,9 @@ struct zfile {
 	bool shared;             /* some of its pclusters are another's */
 	struct digtab fresh;     /* its own pclusters, for dedupe, once it
 	                            is sure to keep them */
-	struct zfile *next_open; /* all files, freed at teardown */
+	struct zfile *next_open, *prev_open; /* the files not yet done with
+	                            (zb->open): freed as their last task
+	                            commits, the rest at teardown */
 };
 
 enum ztask_kind {
@@ -130,7 +132,7 @@ struct zbuilder {
 	unsigned int inflight;
 	uint64_t inflight_bytes;
 	uint16_t max_blocks;     /* largest pcluster written */
-	struct zfile *open;
+	struct zfile *open;      /* files with tasks to come (next_open) */
 	struct zfile *packed;    /* the packed inode, once its data flows */
 	uint64_t packed_queued;  /* ... bytes of it queued */
 	uint64_t metabox_segment;/* bytes per segment of the metabox */
@@ -164,6 +166,8 @@ static inline bool zfile_dedupes_pclusters(const struct build *b, const struct z
 }
 
 /* pipeline.c: set up the reused input buffers (0 or -ENOMEM) ... */
+/* Off zb->open and freed, its source closed if still open. */
+void zfile_release(struct zbuilder *zb, struct zfile *f);
 int zbuild_buffers_init(struct zbuilder *zb);
 /* ... wait for every queued task and free it, committing none ... */
 void zbuild_drop_queued(struct zbuilder *zb);

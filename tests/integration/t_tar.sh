@@ -154,14 +154,10 @@ note "--tar -zlz4hc: the same image from 1, 2 and 3 workers"
 # 3,000 files of 2-16 KB of text: their fragments start committing
 # while entries are still being read, and the packed inode, made at the
 # first commit, once took its nid from how far the workers had got.
-python3 - words.tar <<'PY'
-import io, random, sys, tarfile
+PYTHONPATH="$HERE" python3 - words.tar <<'PY'
+import io, random, sys, tarfile, wordtext
 r = random.Random(7)
-words = [bytes(r.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(r.randint(2, 9)))
-         for _ in range(300)]
-text = bytearray()
-while len(text) < 1 << 20:
-    text += r.choice(words) + b" "
+text = wordtext.text(r, wordtext.words(r, 300), 1 << 20)
 with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
     for k in range(3000):
         size = 2000 + k * 7919 % 14000

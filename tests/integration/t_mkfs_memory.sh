@@ -14,7 +14,7 @@
 
 LIMIT_MIB=128
 MANY_LIMIT_MIB=64
-# 461-473 bytes measured with -zlz4; 646 while every compressed file's
+# 412-480 bytes measured with -zlz4; 646 while every compressed file's
 # pipeline record was kept to the end and an inode took 328 bytes where
 # its fields need 256.
 PER_ENTRY_LIMIT=560
@@ -60,8 +60,8 @@ PY
 manifest "$T/many" "$T/many.json"
 tar --format=posix -cf "$T/many.tar" -C "$T/many" .
 
-# peak_rss_mib STDIN COMMAND...: run it, fail if it fails, print its peak.
-# peak_rss_kib STDIN COMMAND...: the same in KiB.
+# peak_rss_kib STDIN COMMAND...: run it, fail if it fails, print its peak
+# resident set in KiB (ru_maxrss's unit); peak_rss_mib, in MiB.
 peak_rss_kib() {
 	python3 - "$@" <<'PY'
 import resource, subprocess, sys
@@ -121,7 +121,7 @@ small_text_tar "$T/e20k.tar" 20000
 small_text_tar "$T/e60k.tar" 60000
 rm -rf "$T/src" "$T/many" "$T/src.tar" "$T/many.tar"
 for z in -zlz4 ""; do
-	# In KiB: ru_maxrss's own unit, for a per-entry figure in bytes.
+	# In KiB, for a per-entry figure in bytes.
 	few=$(peak_rss_kib /dev/null "$EROFSKIT" mkfs -q --tar $z "$T/img" "$T/e20k.tar") ||
 		fail "mkfs --tar $z of 20,000 files"
 	many=$(peak_rss_kib /dev/null "$EROFSKIT" mkfs -q --tar $z "$T/img" "$T/e60k.tar") ||

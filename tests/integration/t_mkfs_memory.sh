@@ -22,8 +22,9 @@ PER_ENTRY_LIMIT=560
 # redzones and shadow: 110 MiB where the plain build peaks at 39 (175
 # with the metadata area whole).
 [ -n "${EROFSKIT_SANITIZED:-}" ] && MANY_LIMIT_MIB=144
-# And every allocation a redzone (961 bytes an entry measured).
-[ -n "${EROFSKIT_SANITIZED:-}" ] && PER_ENTRY_LIMIT=1280
+# And every allocation a redzone: 961-1041 bytes an entry measured; the
+# plain build's figure is the one that tells a regression.
+[ -n "${EROFSKIT_SANITIZED:-}" ] && PER_ENTRY_LIMIT=1536
 # The sanitizer keeps up to 256 MiB of freed memory in quarantine by
 # default: resident, but not the build's own.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16"

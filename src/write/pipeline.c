@@ -186,11 +186,11 @@ static int commit_streamed(struct zbuilder *zb, struct tnode *n)
 }
 
 /* Whether t, committed, was the last of its file's tasks.  The packed
- * inode and the metabox keep theirs to the end (zbuild_finish). */
+ * inode and the metabox (both `packed`) keep theirs to zbuild_teardown. */
 static bool ends_file(const struct ztask *t)
 {
 	return t->kind == ZT_FRAGMENT ||
-	       (t->kind == ZT_SEGMENT && t->last && !t->file->packed && !t->file->spills);
+	       (t->kind == ZT_SEGMENT && t->last && !t->file->packed);
 }
 
 /* Commit the oldest queued task, waiting for its worker if needed. */

@@ -166,13 +166,13 @@ static inline bool zfile_dedupes_pclusters(const struct build *b, const struct z
 }
 
 /* pipeline.c: set up the reused input buffers (0 or -ENOMEM) ... */
-/* Off zb->open and freed, its source closed if still open. */
-void zfile_release(struct zbuilder *zb, struct zfile *f);
 int zbuild_buffers_init(struct zbuilder *zb);
 /* ... wait for every queued task and free it, committing none ... */
 void zbuild_drop_queued(struct zbuilder *zb);
 /* ... and free the buffers (after zbuild_drop_queued). */
 void zbuild_buffers_fini(struct zbuilder *zb);
+/* pipeline.c: f off zb->open and freed, its source closed if still open. */
+void zfile_release(struct zbuilder *zb, struct zfile *f);
 
 /* fragstream.c: a whole fragment longer than fragment_room, committed
  * FRAGSTREAM_PIECE bytes at a time (whole 64 KiB probe windows, so that

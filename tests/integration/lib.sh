@@ -192,6 +192,20 @@ fmount() {
 	mountpoint -q "$2" || fail "$2 is not a mount point after erofskit mount"
 }
 
+# server_running PID: a daemonized server (a child of init) has not exited.
+# kill -0 is not enough: an exited process stays a zombie until init reaps
+# it, and some inits (this project's CI VM's, for one) reap only about
+# once a second, later still under load.
+server_running() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) }   # past "pid (comm) ", where comm may hold spaces
+	case ${stat%% *} in
+	'' | Z | X) return 1 ;;
+	esac
+	return 0
+}
+
 # The pid of the erofskit server behind a FUSE mount point.
 fmount_pid() {
 	pgrep -f "erofskit mount.* $1\$" | head -1
@@ -203,7 +217,7 @@ fumount() {
 	fusermount3 -u "$1" || umount "$1" || fail "cannot unmount $1"
 	# The server exits once unmounted.
 	for _ in $(seq 50); do
-		[ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null && return 0
+		[ -z "$pid" ] || ! server_running "$pid" && return 0
 		sleep 0.1
 	done
 	fail "erofskit mount server $pid still running after unmount"

@@ -240,7 +240,7 @@ check_mount() {
 		[ -n "$pid" ] || fail "$name: no server process"
 		timeout 120 "$PY" "$T/mountcheck.py" "$CORPUS/index.json" "$name" "$mnt" >"$T/merr" 2>&1 ||
 			{ cat "$T/merr" >&2; fail "$name: mount check failed"; }
-		kill -0 "$pid" 2>/dev/null || fail "$name: the mount server died"
+		server_running "$pid" || fail "$name: the mount server died"
 		fusermount3 -u "$mnt" || fail "$name: cannot unmount"
 		echo "$pid $name" >> "$T/servers"
 	else
@@ -303,7 +303,7 @@ done < "$T/cases.tsv"
 if [ -s "$T/servers" ]; then
 	for _ in $(seq 100); do
 		alive=$(while read -r pid name; do
-				if kill -0 "$pid" 2>/dev/null; then echo "$name"; fi
+				if server_running "$pid"; then echo "$name"; fi
 			done < "$T/servers")
 		[ -z "$alive" ] && break
 		sleep 0.1

@@ -30,7 +30,7 @@ grep -q "Input/output error" "$T/err" || { cat "$T/err"; fail "no EIO for the da
 timeout 60 cmp "$T/m/good1" "$T/src/good1" || fail "an intact file did not read back"
 timeout 60 cmp "$T/m/good2" "$T/src/good2" || fail "an intact file did not read back"
 pid=$(fmount_pid "$T/m")
-kill -0 "$pid" || fail "the server died"
+server_running "$pid" || fail "the server died"
 fumount "$T/m"
 
 note "readers killed in the middle of reads"
@@ -43,7 +43,7 @@ done
 sleep 2
 for r in "${readers[@]}"; do kill -9 "$r" 2>/dev/null || true; done
 wait 2>/dev/null || true
-kill -0 "$pid" || fail "the server died when its readers were killed"
+server_running "$pid" || fail "the server died when its readers were killed"
 timeout 60 cmp "$T/m/good2" "$T/src/good2" || fail "reads broken after killed readers"
 
 note "unmount with reads in flight"
@@ -53,6 +53,6 @@ done
 sleep 0.5
 umount -l "$T/m"
 wait 2>/dev/null || true
-for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$pid" 2>/dev/null && fail "the server is still running after a lazy unmount"
+for _ in $(seq 100); do server_running "$pid" || break; sleep 0.1; done
+server_running "$pid" && fail "the server is still running after a lazy unmount"
 echo PASS

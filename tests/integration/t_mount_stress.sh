@@ -26,7 +26,7 @@ for io in pread uring; do
 	fmount "$T/img" "$T/m" "io=$io,cache=${CACHE_MB}M"
 	pid=$(fmount_pid "$T/m")
 	[ -n "$pid" ] || fail "no server process"
-	( max=0; while kill -0 "$pid" 2>/dev/null; do
+	( max=0; while server_running "$pid"; do
 		rss=$(awk '/VmRSS/ {print $2}' /proc/$pid/status 2>/dev/null || echo 0)
 		[ "${rss:-0}" -gt "$max" ] && max=$rss && echo "$max" > "$T/rss.$io"
 		sleep 0.2

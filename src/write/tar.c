@@ -449,6 +449,21 @@ static const char *last_component(const char *comps, size_t count)
 
 /* ------------------------------------------------------------ inodes */
 
+/* xattr_attach() and tar_acl_attach() begin their messages with the path
+ * they were given, the entry's: the message again, with the entry's
+ * position as every entry error has it. */
+static int xattr_fail(struct tar_reader *r, int code)
+{
+	char why[EK_ERROR_MESSAGE_MAX];
+	const char *said = r->b->err ? r->b->err->message : "";
+	size_t len = strlen(r->entry_path);
+
+	if (!strncmp(said, r->entry_path, len) && !strncmp(said + len, ": ", 2))
+		said += len + 2;
+	snprintf(why, sizeof(why), "%s", said);
+	return entry_fail(r, code, "%s", why);
+}
+
 static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_entry *e)
 {
 	const char *name;
@@ -469,8 +484,10 @@ static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_ent
 	}
 	if (!ret)
 		ret = tar_acl_attach(r->b, n, e, r->entry_path);
+	if (ret)
+		return xattr_fail(r, ret);
 	xattr_sort(n);
-	return ret;
+	return 0;
 }
 
 /* Metadata of the entry into n (whose type is set). */

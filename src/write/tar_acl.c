@@ -8,6 +8,8 @@
  * filesystem (libarchive gives the owning group's there).
  */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +36,37 @@ static const struct {
 	{ ARCHIVE_ENTRY_ACL_OTHER, 0x20, false },
 };
 
+/* The number this system has for an ACL entry's user or group name, or -1.
+ * GNU tar writes "user:NAME:rw-" without the number when the archiving
+ * system had a name for it; tar -x then takes the extracting system's
+ * number for NAME, and so does this. */
+static int64_t id_of_name(bool is_user, const char *name)
+{
+	size_t size = 4096;
+	int64_t id = -1;
+
+	while (name && *name && size <= (1u << 20)) {
+		char *buf = malloc(size);
+		struct passwd pw, *pwp = NULL;
+		struct group gr, *grp = NULL;
+		int err;
+
+		if (!buf)
+			break;
+		err = is_user ? getpwnam_r(name, &pw, buf, size, &pwp)
+			      : getgrnam_r(name, &gr, buf, size, &grp);
+		if (!err && pwp)
+			id = pwp->pw_uid;
+		else if (!err && grp)
+			id = grp->gr_gid;
+		free(buf);
+		if (err != ERANGE)
+			break;
+		size *= 4;
+	}
+	return id;
+}
+
 struct acl_item {
 	uint16_t tag, perm;
 	uint32_t id;
@@ -57,6 +90,7 @@ static int attach_type(struct build *b, struct tnode *n, struct archive_entry *e
 	const char *name;
 	uint8_t *value;
 	size_t k = 0, i;
+	int64_t number;
 
 	if (count <= 0)
 		return 0;
@@ -68,14 +102,23 @@ static int attach_type(struct build *b, struct tnode *n, struct archive_entry *e
 		for (i = 0; i < sizeof(tags) / sizeof(tags[0]); i++)
 			if (tags[i].archive_tag == tag)
 				break;
-		if (i == sizeof(tags) / sizeof(tags[0]) || (tags[i].has_id && id < 0)) {
+		if (i == sizeof(tags) / sizeof(tags[0])) {
 			free(items);
-			return err_fail(b->err, -EUCLEAN, "%s: an ACL entry POSIX has no form for",
-				       what);
+			return err_fail(b->err, -EUCLEAN,
+					"%s: an ACL entry of a kind POSIX ACLs do not have", what);
+		}
+		number = id >= 0 || !tags[i].has_id
+			 ? id : id_of_name(tags[i].archive_tag == ARCHIVE_ENTRY_ACL_USER, name);
+		if (tags[i].has_id && number < 0) {
+			free(items);
+			return err_fail(b->err, -EUCLEAN,
+					"%s: its ACL names %s '%s', who has no number in the archive or on this system",
+					what, tags[i].archive_tag == ARCHIVE_ENTRY_ACL_USER ? "user" : "group",
+					name ? name : "");
 		}
 		items[k].tag = tags[i].posix_tag;
 		items[k].perm = (uint16_t)(perm & 7);
-		items[k].id = tags[i].has_id ? (uint32_t)id : ACL_NO_ID;
+		items[k].id = tags[i].has_id ? (uint32_t)number : ACL_NO_ID;
 		k++;
 	}
 	qsort(items, k, sizeof(*items), cmp_item);

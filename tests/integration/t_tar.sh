@@ -50,6 +50,10 @@ setfattr -n trusted.layer -v 0x00ff10 src/dir
 setfattr -n user.big -v "$(head -c 3000 /dev/zero | tr '\0' v)" src/dir/sub/c
 setfacl -m u:4242:rx,g:77:r src/dir/b.bin
 setfacl -d -m u:4242:rwx src/dir
+# Entries for a user and a group this system names: GNU tar writes
+# "user:daemon:r--" with no number, which the image takes from the name
+# as tar -x does (daemon is 1 on Debian, but whatever it is here)
+setfacl -m u:daemon:r,g:daemon:rw src/a.txt
 
 # expected DIR ARCHIVE: what GNU tar extracts from the archive, as root
 # (bsdtar for its own archives: GNU tar loses a directory's mtime there;

@@ -95,6 +95,12 @@ bad paxlie.tar "entry"
 make paxbig 'add("ok", b"x"); add("f", b"y", pax_headers={"SCHILY.xattr.user.big": "v" * 1000000})'
 bad paxbig.tar "entry 2 'f'" "Rejecting pax extended attribute"
 
+# An ACL that names a user this system has no number for (GNU tar writes
+# a name and no number when the archiving system had one): tar -x cannot
+# set it either, and an image without it would grant less than the layer
+make aclname 'add("ok", b"x"); add("f", b"y", pax_headers={"SCHILY.acl.access": "user::rw-,user:no-such-user-ek:r--,group::r--,mask::r--,other::---"})'
+bad aclname.tar "entry 2 'f'" "user 'no-such-user-ek'"
+
 note "an error far into a long archive (the reader well ahead of the tree)"
 make deep 'for n in range(3000): add("d%02d/f%04d" % (n % 30, n), b"x" * (n % 700))
 add("/etc/deep-evil", b"y")

@@ -8,6 +8,9 @@
 #ifndef EK_WRITE_LIBARCHIVE_H
 #define EK_WRITE_LIBARCHIVE_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <archive.h>
 #include <archive_entry.h>
 
@@ -63,5 +66,10 @@ extern struct libarchive_api libarchive;
 
 /* Load it, once per process; -EIO with err saying what is missing. */
 int libarchive_load(ek_error *err);
+
+/* The entry's mtime as the archive means it (a pax time before the epoch
+ * with a fraction, which libarchive reads a second late: libarchive.c);
+ * false when it has none.  nsec is below 10^9. */
+bool libarchive_entry_mtime(struct archive_entry *e, int64_t *sec, uint32_t *nsec);
 
 #endif

@@ -493,17 +493,18 @@ static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_ent
 /* Metadata of the entry into n (whose type is set). */
 static int take_metadata(struct tar_reader *r, struct tnode *n, struct archive_entry *e)
 {
-	int64_t uid = libarchive.entry_uid(e), gid = libarchive.entry_gid(e);
-	int64_t sec = libarchive.entry_mtime_is_set(e) ? libarchive.entry_mtime(e) : r->b->epoch;
-	long nsec = libarchive.entry_mtime_is_set(e) ? libarchive.entry_mtime_nsec(e) : 0;
+	int64_t uid = libarchive.entry_uid(e), gid = libarchive.entry_gid(e), sec;
+	uint32_t nsec;
 
+	if (!libarchive_entry_mtime(e, &sec, &nsec)) {
+		sec = r->b->epoch;
+		nsec = 0;
+	}
 	if (uid < 0 || uid > UINT32_MAX || gid < 0 || gid > UINT32_MAX)
 		return entry_fail(r, -EUCLEAN, "owner %lld:%lld out of range",
 				  (long long)uid, (long long)gid);
-	if (nsec < 0 || nsec > 999999999)
-		nsec = 0;
 	n->mode = (n->mode & S_IFMT) | (libarchive.entry_perm(e) & 07777);
-	build_set_owner_time(r->b, n, (uint32_t)uid, (uint32_t)gid, sec, (uint32_t)nsec);
+	build_set_owner_time(r->b, n, (uint32_t)uid, (uint32_t)gid, sec, nsec);
 	return take_xattrs(r, n, e);
 }
 
@@ -832,14 +833,12 @@ static int add_named(struct tar_reader *r, struct archive_entry *e, const char *
 static void choose_epoch_from(struct tar_reader *r, struct archive_entry *e)
 {
 	struct tnode probe;
+	int64_t sec = 0;
+	uint32_t nsec = 0;
 
 	memset(&probe, 0, sizeof(probe));
-	build_set_owner_time(r->b, &probe, 0, 0,
-			     libarchive.entry_mtime_is_set(e) ? libarchive.entry_mtime(e) : 0,
-			     libarchive.entry_mtime_is_set(e) &&
-			     libarchive.entry_mtime_nsec(e) >= 0 &&
-			     libarchive.entry_mtime_nsec(e) <= 999999999 ?
-			     (uint32_t)libarchive.entry_mtime_nsec(e) : 0);
+	libarchive_entry_mtime(e, &sec, &nsec);
+	build_set_owner_time(r->b, &probe, 0, 0, sec, nsec);
 	r->b->epoch = probe.mtime;
 	r->b->fixed_nsec = probe.mtime_nsec;
 	r->b->tree.root->mtime = probe.mtime;

@@ -466,10 +466,11 @@ static int xattr_fail(struct tar_reader *r, int code)
 
 static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_entry *e)
 {
+	struct tar_acl_xattrs acls = { { NULL, NULL }, { 0, 0 } };
 	const char *name;
 	const void *value;
 	size_t size;
-	int ret = 0;
+	int ret = 0, slot;
 
 	free(n->xattrs);
 	n->xattrs = NULL;
@@ -478,12 +479,18 @@ static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_ent
 		return 0;
 	libarchive.entry_xattr_reset(e);
 	while (!ret && libarchive.entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK) {
-		/* ACLs come from libarchive's own list, below. */
-		if (strncmp(name, "system.posix_acl_", strlen("system.posix_acl_")))
+		/* ACLs are checked and made with the ACL list, below; no other
+		 * system.posix_acl_ name exists on Linux. */
+		slot = tar_acl_xattr_slot(name);
+		if (slot >= 0) {
+			acls.value[slot] = value;
+			acls.size[slot] = size;
+		} else if (strncmp(name, "system.posix_acl_", strlen("system.posix_acl_"))) {
 			ret = xattr_attach(r->b, n, name, value, size, r->entry_path);
+		}
 	}
 	if (!ret)
-		ret = tar_acl_attach(r->b, n, e, r->entry_path);
+		ret = tar_acl_attach(r->b, n, e, &acls, r->entry_path);
 	if (ret)
 		return xattr_fail(r, ret);
 	xattr_sort(n);

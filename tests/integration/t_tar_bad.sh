@@ -101,6 +101,13 @@ bad paxbig.tar "entry 2 'f'" "Rejecting pax extended attribute"
 make aclname 'add("ok", b"x"); add("f", b"y", pax_headers={"SCHILY.acl.access": "user::rw-,user:no-such-user-ek:r--,group::r--,mask::r--,other::---"})'
 bad aclname.tar "entry 2 'f'" "user 'no-such-user-ek'"
 
+# ACLs as xattr bytes that are not one: a length no entry fits, and an
+# owner entry alone (the kernel refuses an ACL without group and other)
+make aclraw 'add("ok", b"x"); add("f", b"y", pax_headers={"SCHILY.xattr.system.posix_acl_access": "\x02\0\0\0\x01"})'
+bad aclraw.tar "entry 2 'f'" "system.posix_acl_access of 5 bytes is not a POSIX ACL"
+make aclshape 'add("ok", b"x"); add("f", b"y", pax_headers={"SCHILY.xattr.system.posix_acl_access": "\x02\0\0\0\x01\0\x06\0\0\0\0\0"})'
+bad aclshape.tar "entry 2 'f'" "access ACL lacks an owner, group, other or mask entry"
+
 note "an error far into a long archive (the reader well ahead of the tree)"
 make deep 'for n in range(3000): add("d%02d/f%04d" % (n % 30, n), b"x" * (n % 700))
 add("/etc/deep-evil", b"y")

@@ -26,14 +26,16 @@ void zbuf_free(void *p)
 
 int zbuf_grow(uint8_t **buf, size_t *cap, size_t need)
 {
-	uint8_t *p;
-
+	/* Every caller fills the buffer after it grows, so the old bytes
+	 * are not copied (realloc would: reading a packed inode's
+	 * fragments uncached grows one buffer a fragment at a time). */
 	if (need <= *cap)
 		return 0;
-	p = realloc(*buf, need);
-	if (!p)
+	free(*buf);
+	*cap = 0;
+	*buf = malloc(need);
+	if (!*buf)
 		return -ENOMEM;
-	*buf = p;
 	*cap = need;
 	return 0;
 }

@@ -17,6 +17,7 @@ struct zbuf {
 
 void *zbuf_new(void);
 void zbuf_free(void *p);
+/* At least need bytes in *buf, its old contents gone; -ENOMEM. */
 int zbuf_grow(uint8_t **buf, size_t *cap, size_t need);
 
 /* Where the compressed stream starts in pcluster `in` (past the zero

@@ -32,8 +32,8 @@ static const char *const sonames[] = { "libarchive.so.13" };
 
 /* A pax time is a decimal number of seconds, "-1.5" one and a half before
  * the epoch (POSIX.1-2008, pax, "mtime"; GNU tar and Python write and read
- * them so).  libarchive 3.6.2 (and its sources to 2026 at least) reads
- * "-S.F" as -S seconds plus F, a second late whenever F is not zero.
+ * them so).  libarchive 3.6.2, and later sources too, read "-S.F" as -S
+ * seconds plus F: a second late whenever F is not zero.
  * Which reading this libarchive has is asked of it once, with a pax
  * header of its own, so that one that reads them right is left alone. */
 static bool pax_minus_plus_fraction;

@@ -8,7 +8,8 @@
  * - those xattrs' bytes in SCHILY.xattr.system.posix_acl_* (GNU tar
  *   --xattrs-include='*' without --acls, and tools that archive every
  *   xattr a file has).
- * Where both are there the text wins, as GNU tar -x sets it last.  Either
+ * Where both are there the records win, as GNU tar -x --acls takes only
+ * those (without --acls, --xattrs sets the bytes).  Either
  * way the list is sorted and checked for the shape the kernel takes, and
  * with a mask the mode's group bits are the mask's, as on any Linux
  * filesystem (libarchive gives the owning group's there).
@@ -166,14 +167,18 @@ static int items_from_xattr(struct build *b, const uint8_t *value, size_t size,
 }
 
 /* Sorted items as the kernel takes them: one owner, owning group and
- * other entry; a mask, and one at most, where any user or group is named. */
+ * other entry; a mask, and one at most, where any user or group is named;
+ * no user or group named twice, nor as -1 (no one, to the kernel). */
 static bool shaped(const struct acl_item *items, size_t count)
 {
 	size_t seen[ACL_OTHER + 1] = { 0 }, i;
 
 	for (i = 0; i < count; i++) {
 		if (i && !cmp_item(&items[i - 1], &items[i]))
-			return false;   /* a user or group named twice */
+			return false;
+		if ((items[i].tag == ACL_USER || items[i].tag == ACL_GROUP) &&
+		    items[i].id == ACL_NO_ID)
+			return false;
 		seen[items[i].tag]++;
 	}
 	return seen[ACL_USER_OBJ] == 1 && seen[ACL_GROUP_OBJ] == 1 && seen[ACL_OTHER] == 1 &&
@@ -191,7 +196,7 @@ static int attach_items(struct build *b, struct tnode *n, struct acl_item *items
 	qsort(items, count, sizeof(*items), cmp_item);
 	if (!shaped(items, count))
 		return err_fail(b->err, -EUCLEAN,
-				"%s: its %s ACL lacks an owner, group, other or mask entry, or has one twice",
+				"%s: its %s ACL lacks an owner, group, other or mask entry, or names one twice or as -1",
 				what, access ? "access" : "default");
 	for (i = 0; i < count && access; i++)
 		if (items[i].tag == ACL_MASK)

@@ -15,12 +15,29 @@
 
 static void vmessage(const char *cmd, const char *kind, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
+static size_t utf8_len(const unsigned char *p, size_t n);
 
 static void vmessage(const char *cmd, const char *kind, const char *fmt, va_list ap)
 {
+	char small[1024], *text = small;
+	va_list again;
+	int len;
+
+	va_copy(again, ap);
+	len = vsnprintf(small, sizeof(small), fmt, ap);
+	if (len >= (int)sizeof(small)) {
+		text = malloc((size_t)len + 1);
+		if (text)
+			vsnprintf(text, (size_t)len + 1, fmt, again);
+		else
+			text = small;   /* the truncated message, rather than none */
+	}
+	va_end(again);
 	fprintf(stderr, "erofskit %s: %s", cmd, kind);
-	vfprintf(stderr, fmt, ap);
+	cli_text(stderr, text, len < 0 ? 0 : strlen(text));
 	fputc('\n', stderr);
+	if (text != small)
+		free(text);
 }
 
 void cli_error(const char *cmd, const char *fmt, ...)
@@ -337,6 +354,28 @@ static size_t utf8_len(const unsigned char *p, size_t n)
 	    (cp >= 0xD800 && cp <= 0xDFFF))
 		return 0;
 	return len;
+}
+
+void cli_text(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	while (i < len) {
+		size_t n = utf8_len(p + i, len - i);
+		/* U+0080..U+009F: C1 controls, which some terminals obey. */
+		bool c1 = n == 2 && p[i] == 0xC2 && p[i + 1] < 0xA0;
+
+		if (n == 1 && p[i] >= 0x20 && p[i] != 0x7F) {
+			fputc(p[i], f);
+		} else if (n > 1 && !c1) {
+			fwrite(p + i, 1, n, f);
+		} else {
+			for (size_t k = 0; k < (n ? n : 1); k++)
+				fprintf(f, "\\x%02x", p[i + k]);
+		}
+		i += n ? n : 1;
+	}
 }
 
 void cli_json_string(FILE *f, const char *s, size_t len)

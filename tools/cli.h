@@ -95,6 +95,12 @@ void cli_progress_files(struct cli_progress *p, uint64_t files_done, uint64_t fi
 void cli_progress_done(struct cli_progress *p);
 double cli_now(void);
 
+/* len bytes of text for a person to f, with what a terminal would act on
+ * rather than show (control characters, C1 controls, bytes that are not
+ * UTF-8) written as \xNN: names come from images, archives and servers.
+ * cli_error and cli_warn write their messages this way. */
+void cli_text(FILE *f, const char *s, size_t len);
+
 /* JSON string (quoted, escaped) of len bytes to f. */
 void cli_json_string(FILE *f, const char *s, size_t len);
 

@@ -12,6 +12,21 @@
 
 static const char *const CMD = "dump";
 
+/* A name from the image in the text output: as it is into a pipe (as
+ * ls(1) does, for scripts), with control bytes shown as \xNN on a
+ * terminal, which would act on them. */
+static void show_name(const char *name, size_t len)
+{
+	static int tty = -1;
+
+	if (tty < 0)
+		tty = isatty(STDOUT_FILENO);
+	if (tty)
+		cli_text(stdout, name, len);
+	else
+		fwrite(name, 1, len, stdout);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -137,7 +152,9 @@ static int dump_super(ek_image *img, bool json)
 	printf("Meta block address:  %llu\n", (unsigned long long)sb.meta_blkaddr);
 	printf("Xattr block address: %llu\n", (unsigned long long)sb.xattr_blkaddr);
 	printf("UUID:                %s\n", uuid);
-	printf("Label:               %s\n", sb.volume_name);
+	fputs("Label:               ", stdout);
+	show_name(sb.volume_name, strlen(sb.volume_name));
+	putchar('\n');
 	printf("Features:            %s\n", features);
 	printf("Algorithms:          %s\n",
 	       sb.compressed && *algs ? algs : "none");
@@ -166,7 +183,9 @@ static int print_xattr(void *ctx, const char *name, size_t name_len,
 		cli_json_string(stdout, name, name_len);
 		printf(", \"size\": %zu}", value_len);
 	} else {
-		printf("  %.*s (%zu bytes)\n", (int)name_len, name, value_len);
+		fputs("  ", stdout);
+		show_name(name, name_len);
+		printf(" (%zu bytes)\n", value_len);
 	}
 	p->first = false;
 	return 0;
@@ -277,8 +296,11 @@ static int dump_inode(ek_image *img, const char *path, ek_nid nid, bool json,
 		printf("Mtime:       %s (%lld)\n", when, (long long)st->mtime);
 		if (S_ISCHR(st->mode) || S_ISBLK(st->mode))
 			printf("Device:      %u:%u\n", st->rdev_major, st->rdev_minor);
-		if (S_ISLNK(st->mode))
-			printf("Target:      %s\n", target);
+		if (S_ISLNK(st->mode)) {
+			fputs("Target:      ", stdout);
+			show_name(target, strlen(target));
+			putchar('\n');
+		}
 		printf("Inode:       %s core at byte %llu, layout %s, %u bytes of xattrs\n",
 		       d.extended ? "extended" : "compact",
 		       (unsigned long long)d.inode_offset, ek_layout_name(d.layout),
@@ -329,9 +351,11 @@ static int ls_entry(void *ctx, const ek_dirent *d)
 		       st.uid, st.gid, st.nlink, (unsigned long long)st.size,
 		       (long long)st.mtime, st.mtime_nsec);
 	} else {
-		printf("%s %3u %6u %6u %12llu %.19s %8llu %.*s\n", mode, st.nlink, st.uid,
+		printf("%s %3u %6u %6u %12llu %.19s %8llu ", mode, st.nlink, st.uid,
 		       st.gid, (unsigned long long)st.size, when,
-		       (unsigned long long)d->nid, (int)d->name_len, d->name);
+		       (unsigned long long)d->nid);
+		show_name(d->name, d->name_len);
+		putchar('\n');
 	}
 	l->first = false;
 	return 0;

@@ -104,8 +104,11 @@ static void on_problem(void *ctx, const ek_problem *p)
 		json_problem(r, p);
 	} else {
 		cli_progress_done(r->prog);
-		fprintf(stderr, "erofskit fsck: %s (nid %llu): %s\n", p->path,
-			(unsigned long long)p->nid, p->message);
+		fputs("erofskit fsck: ", stderr);
+		cli_text(stderr, p->path, strlen(p->path));
+		fprintf(stderr, " (nid %llu): ", (unsigned long long)p->nid);
+		cli_text(stderr, p->message, strlen(p->message));
+		fputc('\n', stderr);
 	}
 	pthread_mutex_unlock(&r->lock);
 }

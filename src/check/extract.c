@@ -13,6 +13,7 @@
 
 #include "check/extract.h"
 #include "util/error.h"
+#include "util/warn.h"
 
 /* The process umask, without setting it (umask() would, for a moment, in
  * every thread of the caller): /proc/self/status has it since Linux 4.7. */
@@ -322,7 +323,7 @@ static int set_xattrs(struct extractor *x, const struct xattr_target *t,
 			continue;
 		if ((errno == EPERM || errno == ENOTSUP) && !x->owner) {
 			if (!x->warned_xattr)
-				fprintf(stderr, "erofskit: warning: cannot set xattr %s on %s: %s (further xattr failures are not reported)\n",
+				warn_user("cannot set xattr %s on %s: %s (further xattr failures are not reported)",
 					it->name, name, strerror(errno));
 			x->warned_xattr = true;
 			continue;

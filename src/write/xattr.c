@@ -12,6 +12,7 @@
 #include "format/ondisk.h"
 #include "format/xattr.h"
 #include "util/error.h"
+#include "util/warn.h"
 
 struct collect {
 	struct txattr **items;
@@ -147,8 +148,7 @@ int xattr_attach(struct build *b, struct tnode *n, const char *name,
 	uint32_t k;
 
 	if (!fmt_xattr_split(name, name_len, &index, &prefix_len)) {
-		fprintf(stderr, "erofskit: warning: %s: xattr %s has no EROFS prefix, skipped\n",
-			what_path, name);
+		warn_user("%s: xattr %s has no EROFS prefix, skipped", what_path, name);
 		return 0;
 	}
 	if (name_len - prefix_len > EROFS_NAME_MAX)

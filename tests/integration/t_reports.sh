@@ -3,7 +3,8 @@
 #     counts; on failure result "error", exit 2, no image;
 #   - fsck --json: counts, and every problem with path, nid, file offset,
 #     image offset and decoder (a damaged pcluster found through dump);
-#     exit codes as without --json;
+#     exit codes as without --json; names' control bytes shown as \xNN
+#     in the words on stderr;
 #   - IMAGE '-': mkfs writes the image to standard output (the same bytes
 #     as into a file, never onto a terminal); fsck and dump read it from
 #     standard input, a file or a pipe.
@@ -109,6 +110,23 @@ rc=0
 "$E" fsck bad.img >/dev/null 2>bad.err || rc=$?
 [ $rc -eq 1 ] || fail "fsck of a damaged image: exit $rc, not 1"
 grep -q "/b.*nid $(field b.json 'j["nid"]')" bad.err || fail "fsck: no problem for b: $(cat bad.err)"
+
+note "fsck: a damaged file whose name holds terminal escapes"
+mkdir esc
+seq 1 40000 >"esc/$(printf 'red\033[31m\007')"
+"$E" mkfs -q -zlz4hc esc.img esc || fail "mkfs of the escapes tree failed"
+"$E" dump --path "/$(printf 'red\033[31m\007')" --json esc.img >esc.json || fail "dump of the escaped name failed"
+python3 - esc.img "$(field esc.json 'j["extents"][1]["physical"]')" <<'PY'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(int(sys.argv[2]))
+    f.write(b"\xff" * 64)
+PY
+rc=0
+"$E" fsck esc.img >/dev/null 2>esc.err || rc=$?
+[ $rc -eq 1 ] || fail "fsck of the damaged escapes image: exit $rc, not 1"
+grep -qF '/red\x1b[31m\x07 (nid' esc.err || fail "fsck does not show the name's control bytes as \\xNN: $(od -c esc.err)"
+! LC_ALL=C grep -q "$(printf '[\033\007]')" esc.err || fail "a control byte of a name reached stderr as it is"
 
 note "fsck --json, not an image"
 head -c 8192 /dev/zero >zeros.img

@@ -2,7 +2,7 @@
 # absolute names, a file written through a symlink an earlier entry
 # planted, a hard link out of the tree or to a directory), names over 255
 # bytes, truncated archives, a pax header lying about a size, corrupt
-# compression, no archive at all.  Each gives a clear error naming the
+# compression, no archive at all, a name of terminal escapes.  Each gives a clear error naming the
 # entry and its position, exit 1, and leaves no image (nor any temporary
 # file) behind; nothing is written outside the image.
 . "$(dirname "$0")/lib.sh"
@@ -76,6 +76,12 @@ make longname 'add("d/" + "n" * 256, b"x")'
 bad longname.tar "entry 1" "256 bytes"
 make bigsym 'add("s", type=tarfile.SYMTYPE, linkname="x" * 5000)'
 bad bigsym.tar "entry 1" "symlink target of 5000 bytes"
+# a name that would drive the terminal (a title escape, a colour, a C1
+# CSI): its control bytes are shown as \xNN, none reaches stderr as is
+make ctrl 'add("../\x1b]0;owned\x07\x1b[31mred\x9b", b"x")'
+bad ctrl.tar "entry 1" '../\x1b]0;owned\x07\x1b[31mred\xc2\x9b'
+! LC_ALL=C grep -q "$(printf '[\033\007]')" err.txt ||
+	{ od -c err.txt >&2; fail "a control byte of a name reached stderr as it is"; }
 # a pax header claims more data than the archive holds
 make paxlie 'add("a", b"y" * 1000); add("b", b"z" * 100)'
 python3 - paxlie.tar <<'PY'

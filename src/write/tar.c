@@ -114,20 +114,29 @@ struct tar_reader {
 static int entry_fail(struct tar_reader *r, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* "layer.tar: entry 12 'usr/bin/x'" (without the name when its header
+ * did not read): how every message about an entry begins. */
+static void entry_label(const struct tar_reader *r, char *out, size_t size)
+{
+	if (r->entry_path)
+		snprintf(out, size, "%s: entry %llu '%s'", r->source,
+			 (unsigned long long)r->entry_no, r->entry_path);
+	else
+		snprintf(out, size, "%s: entry %llu", r->source,
+			 (unsigned long long)r->entry_no);
+}
+
 /* "layer.tar: entry 12 'usr/bin/x': ..." */
 static int entry_fail(struct tar_reader *r, int code, const char *fmt, ...)
 {
-	char what[EK_ERROR_MESSAGE_MAX];
+	char label[EK_ERROR_MESSAGE_MAX], what[EK_ERROR_MESSAGE_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	if (!r->entry_path)     /* its header did not read */
-		return err_fail(r->b->err, code, "%s: entry %llu: %s", r->source,
-				(unsigned long long)r->entry_no, what);
-	return err_fail(r->b->err, code, "%s: entry %llu '%s': %s", r->source,
-			(unsigned long long)r->entry_no, r->entry_path, what);
+	entry_label(r, label, sizeof(label));
+	return err_fail(r->b->err, code, "%s: %s", label, what);
 }
 
 /* why: libarchive's message (what error_string() said). */
@@ -449,24 +458,10 @@ static const char *last_component(const char *comps, size_t count)
 
 /* ------------------------------------------------------------ inodes */
 
-/* xattr_attach() and tar_acl_attach() begin their messages with the path
- * they were given, the entry's: the message again, with the entry's
- * position as every entry error has it. */
-static int xattr_fail(struct tar_reader *r, int code)
-{
-	char why[EK_ERROR_MESSAGE_MAX];
-	const char *said = r->b->err ? r->b->err->message : "";
-	size_t len = strlen(r->entry_path);
-
-	if (!strncmp(said, r->entry_path, len) && !strncmp(said + len, ": ", 2))
-		said += len + 2;
-	snprintf(why, sizeof(why), "%s", said);
-	return entry_fail(r, code, "%s", why);
-}
-
 static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_entry *e)
 {
 	struct tar_acl_xattrs acls = { { NULL, NULL }, { 0, 0 } };
+	char label[EK_ERROR_MESSAGE_MAX];   /* names the entry in errors */
 	const char *name;
 	const void *value;
 	size_t size;
@@ -477,6 +472,11 @@ static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_ent
 	n->nxattrs = 0;
 	if (r->b->o.no_xattrs)
 		return 0;
+	/* Most entries have neither: no label made for them. */
+	if (libarchive.entry_xattr_reset(e) <= 0 &&
+	    libarchive.entry_acl_reset(e, ARCHIVE_ENTRY_ACL_TYPE_POSIX1E) <= 0)
+		return 0;
+	entry_label(r, label, sizeof(label));
 	libarchive.entry_xattr_reset(e);
 	while (!ret && libarchive.entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK) {
 		/* ACLs are checked and made with the ACL list, below; no other
@@ -486,13 +486,17 @@ static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_ent
 			acls.value[slot] = value;
 			acls.size[slot] = size;
 		} else if (strncmp(name, "system.posix_acl_", strlen("system.posix_acl_"))) {
-			ret = xattr_attach(r->b, n, name, value, size, r->entry_path);
+			ret = xattr_attach(r->b, n, name, value, size, label);
 		}
 	}
 	if (!ret)
-		ret = tar_acl_attach(r->b, n, e, &acls, r->entry_path);
+		ret = tar_acl_attach(r->b, n, e, &acls, label);
+	/* An xattr EROFS cannot hold is the archive's fault: bad input, as
+	 * every other entry error (exit 1), not the user's tree. */
+	if (ret == -ENAMETOOLONG || ret == -E2BIG)
+		ret = -EUCLEAN;
 	if (ret)
-		return xattr_fail(r, ret);
+		return ret;
 	xattr_sort(n);
 	return 0;
 }

@@ -101,6 +101,12 @@ bad paxlie.tar "entry"
 make paxbig 'add("ok", b"x"); add("f", b"y", pax_headers={"SCHILY.xattr.user.big": "v" * 1000000})'
 bad paxbig.tar "entry 2 'f'" "Rejecting pax extended attribute"
 
+# xattrs EROFS cannot hold: a name over 255 bytes, a value over 65535
+make xname 'add("ok", b"x"); add("f", b"y", pax_headers={"SCHILY.xattr.user." + "n" * 256: "v"})'
+bad xname.tar "entry 2 'f'" "is too long"
+make xvalue 'add("ok", b"x"); add("f", b"y", pax_headers={"SCHILY.xattr.user.v": "v" * 65536})'
+bad xvalue.tar "entry 2 'f'" "value of 65536 bytes exceeds 65535"
+
 # An ACL that names a user this system has no number for (GNU tar writes
 # a name and no number when the archiving system had one): tar -x cannot
 # set it either, and an image without it would grant less than the layer

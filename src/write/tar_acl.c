@@ -240,7 +240,9 @@ int tar_acl_attach(struct build *b, struct tnode *n, struct archive_entry *e,
 		ret = listed > 0
 		      ? items_from_archive(b, e, types[t].archive_type, items, &count, what)
 		      : items_from_xattr(b, value, raw->size[t], items, &count, types[t].xattr, what);
-		if (!ret)
+		/* A header alone is no ACL, as the kernel reads one (and as
+		 * tar -x sets it: the file keeps none). */
+		if (!ret && count)
 			ret = attach_items(b, n, items, count, t == 0, types[t].xattr, what);
 		free(items);
 		if (ret)

@@ -120,6 +120,15 @@ bad aclraw.tar "entry 2 'f'" "system.posix_acl_access of 5 bytes is not a POSIX 
 make aclshape 'add("ok", b"x"); add("f", b"y", pax_headers={"SCHILY.xattr.system.posix_acl_access": "\x02\0\0\0\x01\0\x06\0\0\0\0\0"})'
 bad aclshape.tar "entry 2 'f'" "access ACL lacks an owner, group, other or mask entry"
 
+# but a header alone is no ACL, as the kernel and tar -x read it: built,
+# and the file has none
+make aclempty 'add("f", b"y", pax_headers={"SCHILY.xattr.system.posix_acl_access": "\x02\0\0\0", "SCHILY.xattr.user.k": "v"})'
+"$E" mkfs --tar -q aclempty.img aclempty.tar || fail "an ACL header alone was refused"
+"$E" dump --path /f --json aclempty.img >aclempty.json || fail "dump of aclempty.img failed"
+[ "$(python3 -c 'import json, sys; print([x["name"] for x in json.load(open(sys.argv[1]))["xattrs"]])' aclempty.json)" = "['user.k']" ] ||
+	fail "an ACL header alone: xattrs $(cat aclempty.json)"
+rm aclempty.img aclempty.json
+
 note "an error far into a long archive (the reader well ahead of the tree)"
 make deep 'for n in range(3000): add("d%02d/f%04d" % (n % 30, n), b"x" * (n % 700))
 add("/etc/deep-evil", b"y")

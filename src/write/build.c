@@ -106,7 +106,7 @@ int ek_build(const char *image_path, const char *source_dir,
 	if (!ret)
 		ret = zbuild_setup(&b);
 	if (!ret)
-		ret = scan_source(&b);
+		ret = scan_source(&b, image_path);
 	if (!ret)
 		ret = plan_xattrs(&b);
 	if (!ret)

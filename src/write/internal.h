@@ -102,8 +102,9 @@ void build_count(struct build *b);
 /* options.c: check b->o and resolve what it leaves to the library. */
 int build_check_options(struct build *b);
 
-/* scan.c: walk the source directory into b->tree. */
-int scan_source(struct build *b);
+/* scan.c: walk the source directory into b->tree, leaving out the file
+ * at image_path (the image being replaced) where the tree holds it. */
+int scan_source(struct build *b, const char *image_path);
 void hardlinks_free(struct hardlinks *h);
 
 /* xattr.c: choose shared xattrs (unless b->no_shared_xattrs), size every

@@ -31,6 +31,12 @@ struct link_entry {
 struct hardlinks {
 	struct link_entry *slots;
 	size_t cap, used;
+	/* The image being replaced, when it lies in the tree: left out, as
+	 * the output is never its own input (a rebuild in place would
+	 * otherwise pack the last image into the next). */
+	bool has_image;
+	dev_t image_dev;
+	ino_t image_ino;
 };
 
 static size_t link_hash(dev_t dev, ino_t ino, size_t cap)
@@ -254,7 +260,7 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 		return ret;
 	tree_sort_children(dir);
 
-	for (i = 0; i < dir->nchildren && !ret; i++) {
+	for (i = 0; i < dir->nchildren && !ret;) {
 		struct tdentry *e = &dir->children[i];
 		char *child = path_join(path, e->name);
 		struct link_entry *link;
@@ -266,6 +272,14 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 			ret = err_fail(b->err, -errno, "%s: %s", child, strerror(errno));
 			free(child);
 			break;
+		}
+		if (b->links->has_image && st.st_dev == b->links->image_dev &&
+		    st.st_ino == b->links->image_ino && S_ISREG(st.st_mode)) {
+			free(child);
+			free(e->name);
+			memmove(e, e + 1, (dir->nchildren - i - 1) * sizeof(*e));
+			dir->nchildren--;
+			continue;
 		}
 		link = !S_ISDIR(st.st_mode) && st.st_nlink > 1 ?
 		       links_find(b->links, st.st_dev, st.st_ino) : NULL;
@@ -285,6 +299,7 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 				e->inode->parent = dir;
 		}
 		free(child);
+		i++;
 	}
 	return ret;
 }
@@ -315,10 +330,10 @@ static int scan_dir(struct build *b, struct tnode *dir, const char *path,
 	return ret;
 }
 
-int scan_source(struct build *b)
+int scan_source(struct build *b, const char *image_path)
 {
 	struct tnode *root;
-	struct stat st;
+	struct stat st, img;
 	int ret;
 
 	/* The source itself may be a symlink to a directory. */
@@ -330,6 +345,11 @@ int scan_source(struct build *b)
 	root = tree_new_inode(&b->tree);
 	if (!b->links || !root)
 		return err_fail(b->err, -ENOMEM, "out of memory");
+	if (image_path && stat(image_path, &img) == 0 && S_ISREG(img.st_mode)) {
+		b->links->has_image = true;
+		b->links->image_dev = img.st_dev;
+		b->links->image_ino = img.st_ino;
+	}
 	b->tree.root = root;
 	ret = fill_inode(b, root, b->source, &st);
 	if (ret)

@@ -3,7 +3,8 @@
 # numbers, readdir order and xattr insertion order differ) gives
 # byte-identical images; -U, -L, -T, --mkfs-time, SOURCE_DATE_EPOCH,
 # --all-root, --force-uid and --force-gid do what mkfs --help says, seen
-# through a kernel mount.
+# through a kernel mount.  An image rebuilt in the tree it is made of
+# leaves the image it replaces out.
 . "$(dirname "$0")/lib.sh"
 
 UUID=0123abcd-4567-89ef-fedc-ba9876543210
@@ -174,4 +175,14 @@ kmount "$T/force.img" "$T/mnt"
 [ "$(stat -c %u:%g "$T/mnt/owners/uid-123456")" = 4242:100000 ] ||
 	fail "stat of /owners/uid-123456 under --force-uid/--force-gid: $(stat -c %u:%g "$T/mnt/owners/uid-123456")"
 kumount "$T/mnt"
+
+note "an image rebuilt inside its own tree is not its own input"
+mkdir -p "$T/self/d" "$T/plain"
+echo data >"$T/self/d/f"
+cp -a "$T/self/d" "$T/plain/"
+"$EROFSKIT" mkfs -q "$T/self/own.img" "$T/self"
+touch -d @1600000000 "$T/self" "$T/plain"
+"$EROFSKIT" mkfs -q "$T/self/own.img" "$T/self"     # the first one is in the tree now
+"$EROFSKIT" mkfs -q "$T/plain.img" "$T/plain"
+same_image "$T/plain.img" "$T/self/own.img" "the tree without its image, and the image rebuilt in it"
 echo PASS

@@ -56,6 +56,8 @@ int writer_open(const char *target, struct writer **out, ek_error *err)
 		free(w->tmp);
 		w->tmp = NULL;
 		writer_abort(w);
+		if (e == ENOENT || e == ENOTDIR)
+			return err_fail(err, -e, "%s: its directory does not exist", target);
 		return err_fail(err, -e, "cannot create a temporary file beside %s: %s",
 			       target, strerror(e));
 	}

@@ -292,6 +292,8 @@ void cli_progress_files(struct cli_progress *p, uint64_t files_done, uint64_t fi
 	if (files_total)
 		snprintf(files, sizeof(files), "%llu/%llu files, ",
 			 (unsigned long long)files_done, (unsigned long long)files_total);
+	else if (files_done)
+		snprintf(files, sizeof(files), "%llu files, ", (unsigned long long)files_done);
 	if (total && rate > 0 && done < total) {
 		char d[24];
 

@@ -89,7 +89,8 @@ struct cli_progress {
 };
 void cli_progress_init(struct cli_progress *p, const char *what);
 void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t total);
-/* The same with files counted: "12/50 files, ...", and the time left. */
+/* The same with files counted: "12/50 files, ..." ("12 files, ..." when
+ * their total is 0, not known), and the time left. */
 void cli_progress_files(struct cli_progress *p, uint64_t files_done, uint64_t files_total,
 			uint64_t done, uint64_t total);
 void cli_progress_done(struct cli_progress *p);

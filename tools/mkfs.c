@@ -123,9 +123,15 @@ static bool parse_uuid(const char *s, uint8_t out[16])
 	return i == 16 && *s == '\0';
 }
 
+/* From an archive the files are not known until it ends: its bytes read
+ * measure the way instead (when it is a file, not a pipe). */
 static void progress(void *ctx, const ek_build_progress *p)
 {
-	cli_progress_files(ctx, p->files_done, p->files_total, p->bytes_done, p->bytes_total);
+	if (p->input_total)
+		cli_progress_files(ctx, p->files_done, 0, p->input_done, p->input_total);
+	else
+		cli_progress_files(ctx, p->files_done, p->files_total, p->bytes_done,
+				   p->bytes_total);
 }
 
 enum {
@@ -551,8 +557,10 @@ int cmd_mkfs(int argc, char **argv)
 	}
 	memset(&stats, 0, sizeof(stats));
 	cli_progress_init(&prog, "mkfs");
-	o.progress = progress;
-	o.progress_ctx = &prog;
+	if (prog.enabled) {     /* else the library need not count */
+		o.progress = progress;
+		o.progress_ctx = &prog;
+	}
 	ret = to_stdout ? build_to_stdout(kind, source, &o, &stats, &err)
 			: build_from(kind, image, source, &o, &stats, &err);
 	if (ret) {

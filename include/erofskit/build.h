@@ -27,10 +27,15 @@ enum ek_compressor {
 };
 
 /* Progress, from the building thread as file data goes into the image:
- * regular files and their bytes, done and in all. */
+ * regular files and their bytes, done and in all (0: not known yet, as
+ * from an archive, read once).  From archives also the bytes of the
+ * archives read, as stored (compressed or not), of input_total; 0 when
+ * their size is not known (a pipe).  Flattening several layers reads
+ * each twice, and input_total counts both. */
 typedef struct ek_build_progress {
 	uint64_t files_done, files_total;
 	uint64_t bytes_done, bytes_total;
+	uint64_t input_done, input_total;
 } ek_build_progress;
 typedef void (*ek_progress_fn)(void *ctx, const ek_build_progress *p);
 

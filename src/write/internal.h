@@ -69,6 +69,7 @@ struct build {
 	struct dedupe *dedupe;     /* dedupe: uncompressed files (dedupe.c) */
 	uint64_t bytes_done, bytes_total;
 	uint64_t files_done;
+	uint64_t input_done, input_total;  /* archives' bytes, for progress */
 	/* a stream source (tar.c) */
 	int spool_fd;              /* file data waiting to be written, or -1 */
 	uint64_t unpunched_from, unpunched_to;  /* given back, hole not yet

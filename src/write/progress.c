@@ -10,6 +10,7 @@ static void report(struct build *b)
 	ek_build_progress p = {
 		.files_done = b->files_done, .files_total = b->stats->regular_files,
 		.bytes_done = b->bytes_done, .bytes_total = b->bytes_total,
+		.input_done = b->input_done, .input_total = b->input_total,
 	};
 
 	if (b->o.progress)

@@ -93,6 +93,7 @@ struct tar_reader {
 	struct whiteout *whiteouts; /* the current layer's */
 	size_t nwhiteouts, cap_whiteouts;
 	struct tarstream *stream;   /* the archive's bytes */
+	uint64_t input_base;        /* for progress: archives read before it */
 	struct tar_ahead *ahead;    /* its headers */
 	const char *compressed_as;  /* its compression's name, or NULL */
 	/* Flattening several layers: a first pass (the survey) reads every
@@ -1107,6 +1108,8 @@ static void close_archive(struct tar_reader *r)
 	if (r->a)
 		libarchive.read_free(r->a);
 	r->a = NULL;
+	if (r->stream)
+		r->input_base += tarstream_consumed(r->stream);
 	tarstream_close(r->stream);
 	r->stream = NULL;
 }
@@ -1235,6 +1238,10 @@ static int read_entries(struct tar_reader *r)
 		ret = add_entry(r, h->entry);
 		if (ret)
 			return ret;
+		if (r->b->o.progress) {
+			r->b->input_done = r->input_base + tarstream_consumed(r->stream);
+			build_progress(r->b, 0);
+		}
 	}
 }
 
@@ -1303,7 +1310,7 @@ static int start_tree(struct tar_reader *r)
  * blob again, and what it reads is what must match.
  */
 static int survey_layers(const struct tar_layer *layers, size_t count, const ek_build_options *opts,
-			 uint64_t **live, size_t *nlive, ek_error *err)
+			 uint64_t input_total, uint64_t **live, size_t *nlive, ek_error *err)
 {
 	struct tar_reader r;
 	struct build b;
@@ -1319,6 +1326,7 @@ static int survey_layers(const struct tar_layer *layers, size_t count, const ek_
 	r.flatten = true;
 	r.survey = true;
 	b.no_shared_xattrs = true;
+	b.input_total = input_total;
 	ret = build_check_options(&b);
 	if (!ret)
 		ret = start_tree(&r);
@@ -1337,6 +1345,28 @@ static int survey_layers(const struct tar_layer *layers, size_t count, const ek_
 	reader_free(&r);
 	build_cleanup(&b);
 	return ret;
+}
+
+/* The archives' bytes as stored, for progress; 0 when one is a pipe. */
+static uint64_t layers_size(const struct tar_layer *layers, size_t count)
+{
+	uint64_t sum = 0;
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		off_t at = 0;
+
+		if (layers[i].path ? stat(layers[i].path, &st) < 0 : fstat(STDIN_FILENO, &st) < 0)
+			return 0;
+		/* Standard input may be part-read. */
+		if (!layers[i].path && (at = lseek(STDIN_FILENO, 0, SEEK_CUR)) < 0)
+			return 0;
+		if (!S_ISREG(st.st_mode) || st.st_size < at)
+			return 0;
+		sum += (uint64_t)(st.st_size - at);
+	}
+	return sum;
 }
 
 int tar_build_layers(const char *image_path, const struct tar_layer *layers, size_t count,
@@ -1365,9 +1395,13 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 		ret = build_check_options(&b);
 	if (!ret)
 		ret = libarchive_load(err);
+	b.input_total = b.o.progress ? layers_size(layers, count) : 0;
 	/* One layer deletes nothing it has not written yet. */
-	if (!ret && flatten && count > 1)
-		ret = survey_layers(layers, count, opts, &r.live, &r.nlive, err);
+	if (!ret && flatten && count > 1) {
+		b.input_total *= 2;     /* each layer is read twice */
+		r.input_base = b.input_total / 2;
+		ret = survey_layers(layers, count, opts, b.input_total, &r.live, &r.nlive, err);
+	}
 	if (!ret)
 		ret = zbuild_setup(&b);
 	if (!ret)

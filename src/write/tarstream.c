@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <isa-l/igzip_lib.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,9 @@ struct tarstream {
 	struct tarstream_expect x;
 	struct digest_state *blob;    /* over the bytes as stored */
 	struct digest_state *tar;     /* over the decompressed bytes */
-	uint64_t stored_bytes;
+	/* Bytes of the file read or skipped: the reader ahead adds, the
+	 * builder reads them for progress. */
+	_Atomic uint64_t stored_bytes;
 };
 
 static la_ssize_t fail_read(struct archive *a, struct tarstream *s, const char *fmt, ...)
@@ -240,6 +243,11 @@ la_int64_t tarstream_skip(struct archive *a, void *ctx, la_int64_t request)
 	s->file_left -= skipped;
 	s->stored_bytes += skipped;
 	return (la_int64_t)skipped;
+}
+
+uint64_t tarstream_consumed(const struct tarstream *s)
+{
+	return atomic_load_explicit(&s->stored_bytes, memory_order_relaxed);
 }
 
 const char *tarstream_compression(const struct tarstream *s)

@@ -38,6 +38,9 @@ la_ssize_t tarstream_read(struct archive *a, void *ctx, const void **out);
 /* libarchive's skip callback: over a skimmed file's data without touching
  * it; else 0 (libarchive reads through). */
 la_int64_t tarstream_skip(struct archive *a, void *ctx, la_int64_t request);
+/* Bytes of the archive as stored read (or skipped) so far; from any
+ * thread. */
+uint64_t tarstream_consumed(const struct tarstream *s);
 /* "gzip" or "zstd" when the stream decompresses what it hands over, else
  * NULL. */
 const char *tarstream_compression(const struct tarstream *s);

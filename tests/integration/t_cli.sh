@@ -192,7 +192,7 @@ assert re.search(r"\r {20,}\rbig.img: clean", out), "line not cleared"
 PY
 done
 
-note "mkfs progress: files and bytes, a rate and the time left, on a terminal only"
+note "mkfs progress: files and bytes (of an archive: its bytes read), a rate and the time left, on a terminal only"
 # More files than progress redraws, and a few seconds of lzma work.
 mkdir parts
 for i in $(seq 1 40); do head -c 300000 big/words.txt | tail -c $((300000 - i * 1000)) > "parts/part$i"; done
@@ -214,6 +214,28 @@ PY
 "$E" mkfs -zlzma parts-file.img parts >cli.out 2>cli.err || fail "mkfs into a file failed"
 grep -q "MiB/s" cli.err cli.out && fail "mkfs drew progress into a file"
 cmp parts-tty.img parts-file.img || fail "the image made on a terminal differs"
+# From an archive the files' total is not known until its end: the part
+# of the archive read (as stored: compressed) measures the way, when it
+# is a file; from a pipe, bytes and a rate alone.
+tar -C parts -cf - . | gzip -1 >parts.tar.gz
+TERM=xterm script -qec "$(printf '%q ' "$E" mkfs -zlzma --tar parts-tar.img parts.tar.gz)" /dev/null >tty.out ||
+	fail "mkfs --tar on a terminal failed"
+python3 - tty.out "$(stat -c %s parts.tar.gz)" <<'PY' || { cat -v tty.out >&2; fail "mkfs --tar: no proper progress on a terminal"; }
+import re, sys
+out = open(sys.argv[1], "rb").read().decode()
+size = int(sys.argv[2]) / 1048576
+lines = re.findall(r"\rmkfs: (?:([0-9]+) files, )?([0-9.]+) / ([0-9.]+) MiB \( *([0-9]+)%\), ([0-9.]+) MiB/s", out)
+assert len(lines) >= 2, "fewer than two progress updates: %r" % lines
+assert all(abs(float(t) - size) < 0.06 for _, _, t, _, _ in lines), "not the archive's %.1f MiB: %r" % (size, lines)
+done = [float(d) for _, d, _, _, _ in lines]
+assert done == sorted(done) and done[-1] <= size + 0.06, "progress went backwards or past the end: %r" % lines
+files = [int(f or 0) for f, *_ in lines]
+assert files == sorted(files) and files[-1] > 0, "no files counted: %r" % lines
+PY
+TERM=xterm script -qec "gzip -dc parts.tar.gz | $(printf '%q ' "$E") mkfs -zlzma --tar parts-pipe.img -" /dev/null >tty.out ||
+	fail "mkfs --tar from a pipe on a terminal failed"
+grep -qE $'\rmkfs: ([0-9]+ files, )?[0-9.]+ MiB, [0-9.]+ MiB/s' tty.out && ! grep -q "MiB (" tty.out ||
+	{ cat -v tty.out >&2; fail "mkfs --tar from a pipe: no progress, or a total it cannot know"; }
 
 note "--help and --version"
 for sub in "" mkfs fsck dump; do

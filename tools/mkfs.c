@@ -65,6 +65,11 @@ static void usage(FILE *f)
 "  --no-xattrs           do not store extended attributes\n"
 "  --no-xattr-filter     do not write the xattr bloom filter\n"
 "  --no-sparse-chunks    store sparse files flat (holes as zero blocks)\n"
+"  --exclude-path PATH   leave PATH out, and all under it: PATH is relative\n"
+"                        to SOURCE_DIR, no leading '/' (usr/share/doc);\n"
+"                        repeatable\n"
+"  --exclude-regex RE    leave out what the POSIX extended regular expression\n"
+"                        RE matches a part of such a path of; repeatable\n"
 "  --tar                 the source is a tar archive, read as a stream;\n"
 "                        its data is copied into the image (also --tar=f);\n"
 "                        with =i, index mode: the image holds the metadata\n"
@@ -137,7 +142,7 @@ static void progress(void *ctx, const ek_build_progress *p)
 enum {
 	OPT_WORKERS = 256, OPT_MKFS_TIME, OPT_ALL_ROOT, OPT_FORCE_UID,
 	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_NO_SPARSE, OPT_JSON,
-	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS,
+	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 };
 
 /*
@@ -330,7 +335,14 @@ static int check_metabox_alg(const char *alg, const ek_build_options *o)
 	return 0;
 }
 
-int cmd_mkfs(int argc, char **argv)
+/* The --exclude-path and --exclude-regex operands, NULL-terminated, in
+ * arrays with room for every argument. */
+struct exclude_lists {
+	const char **paths, **regexes;
+	size_t npaths, nregexes;
+};
+
+static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 {
 	static const struct option longopts[] = {
 		{ "workers", required_argument, NULL, OPT_WORKERS },
@@ -346,6 +358,8 @@ int cmd_mkfs(int argc, char **argv)
 		{ "aufs", no_argument, NULL, OPT_AUFS },
 		{ "oci", required_argument, NULL, OPT_OCI },
 		{ "oci-layers", required_argument, NULL, OPT_OCI_LAYERS },
+		{ "exclude-path", required_argument, NULL, OPT_EXCLUDE_PATH },
+		{ "exclude-regex", required_argument, NULL, OPT_EXCLUDE_REGEX },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -476,6 +490,14 @@ int cmd_mkfs(int argc, char **argv)
 		case OPT_OCI_LAYERS:
 			oci_layers = optarg;
 			break;
+		case OPT_EXCLUDE_PATH:
+			ex->paths[ex->npaths++] = optarg;
+			o.exclude_paths = ex->paths;
+			break;
+		case OPT_EXCLUDE_REGEX:
+			ex->regexes[ex->nregexes++] = optarg;
+			o.exclude_regexes = ex->regexes;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -493,6 +515,10 @@ int cmd_mkfs(int argc, char **argv)
 	}
 	if (oci_layers && !oci) {
 		cli_error(CMD, "--oci-layers needs --oci");
+		return EXIT_USAGE;
+	}
+	if ((ex->npaths || ex->nregexes) && (tar || oci)) {
+		cli_error(CMD, "--exclude-path and --exclude-regex take a directory source");
 		return EXIT_USAGE;
 	}
 	if (oci_layers ? argc != optind :
@@ -577,4 +603,21 @@ int cmd_mkfs(int argc, char **argv)
 	else if (!quiet)
 		print_summary(to_stdout ? stderr : stdout, image, &stats);
 	return EXIT_OK;
+}
+
+int cmd_mkfs(int argc, char **argv)
+{
+	struct exclude_lists ex = {
+		calloc((size_t)argc + 1, sizeof(char *)), calloc((size_t)argc + 1, sizeof(char *)),
+		0, 0,
+	};
+	int ret = EXIT_USAGE;
+
+	if (ex.paths && ex.regexes)
+		ret = mkfs_main(argc, argv, &ex);
+	else
+		cli_error(CMD, "out of memory");
+	free(ex.paths);
+	free(ex.regexes);
+	return ret;
 }

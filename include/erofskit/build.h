@@ -130,6 +130,16 @@ typedef struct ek_build_options {
 	 * blocks; no compression) */
 	bool tar_index;
 
+	/* directory sources: entries left out, with all under them (as
+	 * mkfs.erofs's --exclude-path and --exclude-regex).  Each sees the
+	 * entry's path under the source without a leading '/', as
+	 * "usr/share/doc": exclude_paths are compared with it whole,
+	 * exclude_regexes (POSIX extended) searched in it.  NULL-terminated
+	 * lists, borrowed for the call, or NULL.  An archive source refuses
+	 * them (-EINVAL). */
+	const char *const *exclude_paths;
+	const char *const *exclude_regexes;
+
 	ek_progress_fn progress;
 	void *progress_ctx;
 } ek_build_options;

@@ -42,6 +42,7 @@ struct build {
 	struct tree tree;
 	struct writer *w;
 	struct hardlinks *links;
+	struct exclude *exclude;   /* while the source is walked */
 
 	int64_t epoch;             /* superblock epoch: compact inodes' mtime */
 	uint32_t fixed_nsec;
@@ -103,8 +104,9 @@ void build_count(struct build *b);
 /* options.c: check b->o and resolve what it leaves to the library. */
 int build_check_options(struct build *b);
 
-/* scan.c: walk the source directory into b->tree, leaving out the file
- * at image_path (the image being replaced) where the tree holds it. */
+/* scan.c: walk the source directory into b->tree, leaving out what
+ * exclude.c says: the file at image_path (the image being replaced)
+ * where the tree holds it, and the options' --exclude rules. */
 int scan_source(struct build *b, const char *image_path);
 void hardlinks_free(struct hardlinks *h);
 

@@ -19,6 +19,7 @@
 #include "format/xattr.h"
 #include "util/error.h"
 #include "util/path.h"
+#include "write/exclude.h"
 
 /* ------------------------------------------------------------ hard links */
 
@@ -31,12 +32,6 @@ struct link_entry {
 struct hardlinks {
 	struct link_entry *slots;
 	size_t cap, used;
-	/* The image being replaced, when it lies in the tree: left out, as
-	 * the output is never its own input (a rebuild in place would
-	 * otherwise pack the last image into the next). */
-	bool has_image;
-	dev_t image_dev;
-	ino_t image_ino;
 };
 
 static size_t link_hash(dev_t dev, ino_t ino, size_t cap)
@@ -212,8 +207,23 @@ static int fill_inode(struct build *b, struct tnode *n, const char *path,
 	return 0;
 }
 
-/* Read, sort and create the children of one directory. */
-static int scan_children(struct build *b, struct tnode *dir, const char *path)
+static void drop_child(struct tnode *dir, uint32_t i)
+{
+	free(dir->children[i].name);
+	memmove(&dir->children[i], &dir->children[i + 1],
+		(dir->nchildren - i - 1) * sizeof(dir->children[0]));
+	dir->nchildren--;
+}
+
+/* A child's path under the source ("" is the source itself). */
+static char *relative(const char *rel, const char *name)
+{
+	return rel[0] ? path_join(rel, name) : strdup(name);
+}
+
+/* Read, sort and create the children of one directory (rel: its path
+ * under the source). */
+static int scan_children(struct build *b, struct tnode *dir, const char *path, const char *rel)
 {
 	DIR *d = opendir(path);
 	struct dirent *de;
@@ -262,10 +272,23 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 
 	for (i = 0; i < dir->nchildren && !ret;) {
 		struct tdentry *e = &dir->children[i];
-		char *child = path_join(path, e->name);
 		struct link_entry *link;
 		struct stat st;
+		char *child;
 
+		if (b->exclude) {
+			char *child_rel = relative(rel, e->name);
+			bool out = child_rel && exclude_path(b->exclude, child_rel);
+
+			free(child_rel);
+			if (!child_rel)
+				return err_fail(b->err, -ENOMEM, "out of memory");
+			if (out) {
+				drop_child(dir, i);
+				continue;
+			}
+		}
+		child = path_join(path, e->name);
 		if (!child)
 			return err_fail(b->err, -ENOMEM, "out of memory");
 		if (lstat(child, &st) < 0) {
@@ -273,12 +296,9 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 			free(child);
 			break;
 		}
-		if (b->links->has_image && st.st_dev == b->links->image_dev &&
-		    st.st_ino == b->links->image_ino && S_ISREG(st.st_mode)) {
+		if (exclude_file(b->exclude, &st)) {
 			free(child);
-			free(e->name);
-			memmove(e, e + 1, (dir->nchildren - i - 1) * sizeof(*e));
-			dir->nchildren--;
+			drop_child(dir, i);
 			continue;
 		}
 		link = !S_ISDIR(st.st_mode) && st.st_nlink > 1 ?
@@ -304,7 +324,7 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 	return ret;
 }
 
-static int scan_dir(struct build *b, struct tnode *dir, const char *path,
+static int scan_dir(struct build *b, struct tnode *dir, const char *path, const char *rel,
 		    unsigned int depth)
 {
 	uint32_t i, subdirs = 0;
@@ -312,19 +332,23 @@ static int scan_dir(struct build *b, struct tnode *dir, const char *path,
 
 	if (depth > 4096)
 		return err_fail(b->err, -ELOOP, "%s: directory tree too deep", path);
-	ret = scan_children(b, dir, path);
+	ret = scan_children(b, dir, path, rel);
 	for (i = 0; i < dir->nchildren && !ret; i++) {
 		struct tdentry *e = &dir->children[i];
-		char *child;
+		char *child, *child_rel;
 
 		if (!S_ISDIR(e->inode->mode))
 			continue;
 		subdirs++;
+		/* Paths under the source only where rules look at them. */
 		child = path_join(path, e->name);
-		if (!child)
-			return err_fail(b->err, -ENOMEM, "out of memory");
-		ret = scan_dir(b, e->inode, child, depth + 1);
+		child_rel = b->exclude ? relative(rel, e->name) : NULL;
+		if (!child || (b->exclude && !child_rel))
+			ret = err_fail(b->err, -ENOMEM, "out of memory");
+		else
+			ret = scan_dir(b, e->inode, child, child_rel ? child_rel : "", depth + 1);
 		free(child);
+		free(child_rel);
 	}
 	dir->nlink = 2 + subdirs;
 	return ret;
@@ -333,7 +357,7 @@ static int scan_dir(struct build *b, struct tnode *dir, const char *path,
 int scan_source(struct build *b, const char *image_path)
 {
 	struct tnode *root;
-	struct stat st, img;
+	struct stat st;
 	int ret;
 
 	/* The source itself may be a symlink to a directory. */
@@ -345,15 +369,14 @@ int scan_source(struct build *b, const char *image_path)
 	root = tree_new_inode(&b->tree);
 	if (!b->links || !root)
 		return err_fail(b->err, -ENOMEM, "out of memory");
-	if (image_path && stat(image_path, &img) == 0 && S_ISREG(img.st_mode)) {
-		b->links->has_image = true;
-		b->links->image_dev = img.st_dev;
-		b->links->image_ino = img.st_ino;
-	}
 	b->tree.root = root;
-	ret = fill_inode(b, root, b->source, &st);
-	if (ret)
-		return ret;
+	ret = exclude_open(&b->o, image_path, &b->exclude, b->err);
+	if (!ret)
+		ret = fill_inode(b, root, b->source, &st);
 	root->parent = root;
-	return scan_dir(b, root, b->source, 0);
+	if (!ret)
+		ret = scan_dir(b, root, b->source, "", 0);
+	exclude_close(b->exclude, ret ? NULL : b->source);
+	b->exclude = NULL;
+	return ret;
 }

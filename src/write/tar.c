@@ -1391,6 +1391,9 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 			       "512-byte blocks and no compression");
 	if (!ret && b.o.tar_index && count != 1)
 		ret = err_fail(err, -EINVAL, "--tar=i indexes one tar");
+	if (!ret && (b.o.exclude_paths || b.o.exclude_regexes))
+		ret = err_fail(err, -EINVAL, "--exclude-path and --exclude-regex take a directory "
+			       "source, not an archive");
 	if (!ret)
 		ret = build_check_options(&b);
 	if (!ret)

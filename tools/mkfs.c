@@ -48,6 +48,8 @@ static void usage(FILE *f)
 "                          fragdedupe=inode|full|off  identical fragments once\n"
 "                                           (whole files / tails too)\n"
 "                          noinline_data    no uncompressed tail after an inode\n"
+"                          xattr-name-filter  the xattr bloom filter (on;\n"
+"                                           ^ turns it off, as --no-xattr-filter)\n"
 "                          48bit            compact inodes keep their own mtime,\n"
 "                                           long clusters get encoded extents\n"
 "                                           (smaller; Linux 6.15 and later only)\n"

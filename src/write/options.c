@@ -132,9 +132,11 @@ static int parse_one(char *tok, ek_build_options *o, ek_error *err)
 		o->no_inline_data = !off;
 	} else if (!strcmp(name, "inline_data")) {
 		o->no_inline_data = off;
+	} else if (!strcmp(name, "xattr-name-filter")) {
+		o->no_xattr_filter = off;   /* on by default here, off upstream */
 	} else {
 		return err_fail(err, -EINVAL,
-				"-E%s: not an extended option erofskit implements (ztailpacking, fragments[=SIZE], all-fragments[=SIZE], dedupe, fragdedupe=inode|full|off, noinline_data, 48bit)",
+				"-E%s: not an extended option erofskit implements (ztailpacking, fragments[=SIZE], all-fragments[=SIZE], dedupe, fragdedupe=inode|full|off, noinline_data, 48bit, xattr-name-filter)",
 				name);
 	}
 	if (arg)

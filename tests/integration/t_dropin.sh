@@ -163,6 +163,15 @@ refused "'-p'" "$MKFS" -Enoinline_data -T0 -p out.img "$S"
 refused "'--quiet'" "$MKFS" --quiet=1 out.img "$S"
 refused "--sort=tar" "$MKFS" --sort=tar out.img "$S"
 refused "legacy-compress" "$MKFS" -Elegacy-compress out.img "$S"  # erofskit's own message
+# the xattr name filter, upstream's -E name: erofskit's default, and off
+"$MKFS" --quiet -Exattr-name-filter filter-on.img "$S" || fail "-Exattr-name-filter was refused"
+"$EROFSKIT" mkfs -q filter-default.img "$S"
+cmp filter-on.img filter-default.img || fail "-Exattr-name-filter is not the default image"
+"$MKFS" --quiet -E^xattr-name-filter filter-off.img "$S" || fail "-E^xattr-name-filter was refused"
+"$EROFSKIT" mkfs -q --no-xattr-filter filter-none.img "$S"
+cmp filter-off.img filter-none.img || fail "-E^xattr-name-filter is not --no-xattr-filter"
+! cmp -s filter-on.img filter-off.img || fail "the filter changed nothing: the test proves nothing"
+rm filter-*.img
 refused "--tar=x" "$MKFS" --tar=x out.img </dev/null
 refused "--aufs needs --tar" "$MKFS" --aufs out.img "$S"
 

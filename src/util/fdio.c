@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/fdio.h"
@@ -30,4 +31,14 @@ int fd_pread_full(int fd, void *buf, size_t len, uint64_t off)
 int fd_pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
 {
 	return full_io(fd, (char *)buf, len, off, true);
+}
+
+int64_t fd_remaining(int fd)
+{
+	struct stat st;
+	off_t at = lseek(fd, 0, SEEK_CUR);
+
+	if (at < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < at)
+		return -1;
+	return (int64_t)(st.st_size - at);
 }

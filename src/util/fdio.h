@@ -10,4 +10,9 @@
 int fd_pread_full(int fd, void *buf, size_t len, uint64_t off);
 int fd_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
 
+/* The bytes of a regular file from the descriptor's offset to its end
+ * (standard input may be part-read), or -1 for anything else: a pipe, a
+ * terminal, a device. */
+int64_t fd_remaining(int fd);
+
 #endif

@@ -215,16 +215,12 @@ static void drop_child(struct tnode *dir, uint32_t i)
 	dir->nchildren--;
 }
 
-/* A child's path under the source ("" is the source itself). */
-static char *relative(const char *rel, const char *name)
+/* Read, sort and create the children of one directory. */
+static int scan_children(struct build *b, struct tnode *dir, const char *path)
 {
-	return rel[0] ? path_join(rel, name) : strdup(name);
-}
-
-/* Read, sort and create the children of one directory (rel: its path
- * under the source). */
-static int scan_children(struct build *b, struct tnode *dir, const char *path, const char *rel)
-{
+	/* Every path is the source's, a '/' and the path under it, which is
+	 * what exclusion rules match. */
+	size_t under_source = strlen(b->source) + 1;
 	DIR *d = opendir(path);
 	struct dirent *de;
 	size_t cap = 0;
@@ -276,21 +272,14 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path, c
 		struct stat st;
 		char *child;
 
-		if (b->exclude) {
-			char *child_rel = relative(rel, e->name);
-			bool out = child_rel && exclude_path(b->exclude, child_rel);
-
-			free(child_rel);
-			if (!child_rel)
-				return err_fail(b->err, -ENOMEM, "out of memory");
-			if (out) {
-				drop_child(dir, i);
-				continue;
-			}
-		}
 		child = path_join(path, e->name);
 		if (!child)
 			return err_fail(b->err, -ENOMEM, "out of memory");
+		if (b->exclude && exclude_path(b->exclude, child + under_source)) {
+			free(child);
+			drop_child(dir, i);
+			continue;
+		}
 		if (lstat(child, &st) < 0) {
 			ret = err_fail(b->err, -errno, "%s: %s", child, strerror(errno));
 			free(child);
@@ -324,31 +313,27 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path, c
 	return ret;
 }
 
-static int scan_dir(struct build *b, struct tnode *dir, const char *path, const char *rel,
-		    unsigned int depth)
+static int scan_dir(struct build *b, struct tnode *dir, const char *path, unsigned int depth)
 {
 	uint32_t i, subdirs = 0;
 	int ret;
 
 	if (depth > 4096)
 		return err_fail(b->err, -ELOOP, "%s: directory tree too deep", path);
-	ret = scan_children(b, dir, path, rel);
+	ret = scan_children(b, dir, path);
 	for (i = 0; i < dir->nchildren && !ret; i++) {
 		struct tdentry *e = &dir->children[i];
-		char *child, *child_rel;
+		char *child;
 
 		if (!S_ISDIR(e->inode->mode))
 			continue;
 		subdirs++;
-		/* Paths under the source only where rules look at them. */
 		child = path_join(path, e->name);
-		child_rel = b->exclude ? relative(rel, e->name) : NULL;
-		if (!child || (b->exclude && !child_rel))
+		if (!child)
 			ret = err_fail(b->err, -ENOMEM, "out of memory");
 		else
-			ret = scan_dir(b, e->inode, child, child_rel ? child_rel : "", depth + 1);
+			ret = scan_dir(b, e->inode, child, depth + 1);
 		free(child);
-		free(child_rel);
 	}
 	dir->nlink = 2 + subdirs;
 	return ret;
@@ -375,7 +360,7 @@ int scan_source(struct build *b, const char *image_path)
 		ret = fill_inode(b, root, b->source, &st);
 	root->parent = root;
 	if (!ret)
-		ret = scan_dir(b, root, b->source, "", 0);
+		ret = scan_dir(b, root, b->source, 0);
 	exclude_close(b->exclude, ret ? NULL : b->source);
 	b->exclude = NULL;
 	return ret;

@@ -473,12 +473,12 @@ static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_ent
 	n->nxattrs = 0;
 	if (r->b->o.no_xattrs)
 		return 0;
-	/* Most entries have neither: no label made for them. */
+	/* Most entries have neither: no label made for them.  The first
+	 * call also rewinds the xattr list for the loop below. */
 	if (libarchive.entry_xattr_reset(e) <= 0 &&
 	    libarchive.entry_acl_reset(e, ARCHIVE_ENTRY_ACL_TYPE_POSIX1E) <= 0)
 		return 0;
 	entry_label(r, label, sizeof(label));
-	libarchive.entry_xattr_reset(e);
 	while (!ret && libarchive.entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK) {
 		/* ACLs are checked and made with the ACL list, below; no other
 		 * system.posix_acl_ name exists on Linux. */
@@ -1351,20 +1351,21 @@ static int survey_layers(const struct tar_layer *layers, size_t count, const ek_
 static uint64_t layers_size(const struct tar_layer *layers, size_t count)
 {
 	uint64_t sum = 0;
-	struct stat st;
 	size_t i;
 
 	for (i = 0; i < count; i++) {
-		off_t at = 0;
+		struct stat st;
+		int64_t left;
 
-		if (layers[i].path ? stat(layers[i].path, &st) < 0 : fstat(STDIN_FILENO, &st) < 0)
+		/* Never opened here: opening a named pipe would wait for,
+		 * and then break, its writer. */
+		if (layers[i].path)
+			left = stat(layers[i].path, &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : -1;
+		else
+			left = fd_remaining(STDIN_FILENO);
+		if (left < 0)
 			return 0;
-		/* Standard input may be part-read. */
-		if (!layers[i].path && (at = lseek(STDIN_FILENO, 0, SEEK_CUR)) < 0)
-			return 0;
-		if (!S_ISREG(st.st_mode) || st.st_size < at)
-			return 0;
-		sum += (uint64_t)(st.st_size - at);
+		sum += (uint64_t)left;
 	}
 	return sum;
 }

@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
 #include "util/error.h"
+#include "util/fdio.h"
 #include "write/tarstream.h"
 
 #define IN_CAP (256u << 10)
@@ -266,14 +266,13 @@ const char *tarstream_compression(const struct tarstream *s)
  */
 static void skim_by_seeking(struct tarstream *s)
 {
-	struct stat st;
-	off_t at = lseek(s->fd, 0, SEEK_CUR);
+	int64_t left = fd_remaining(s->fd);
 
-	if (at < 0 || fstat(s->fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= at)
+	if (left <= 0)
 		return;
 	s->seeks = true;
 	s->read_cap = SKIM_CAP;
-	s->file_left = (uint64_t)(st.st_size - at);
+	s->file_left = (uint64_t)left;
 }
 
 static int start(struct tarstream *s, const char *path, const struct tarstream_expect *x,

@@ -152,7 +152,8 @@ static const struct row mkfs_rows[] = {
 	  "                         no ':' alternatives)" },
 	{ "-E", VALUE, PASS, "-E", NULL, "-E OPT[,OPT]",
 	  "ztailpacking, fragments[=SIZE], all-fragments[=SIZE], dedupe, fragdedupe=MODE,\n"
-	  "                         noinline_data, 48bit, xattr-name-filter, ^OPT" },
+	  "                         noinline_data, 48bit, xattr-name-filter, force-inode-compact,\n"
+	  "                         force-inode-extended, ^OPT" },
 	{ "-L", VALUE, PASS, "-L", NULL, "-L LABEL", "volume label" },
 	{ "-m", VALUE, PASS, "-m", NULL, "-m SIZE[:ALG]",
 	  "metadata compressed in a metabox (Linux 6.17+); ALG only -z's" },
@@ -160,6 +161,10 @@ static const struct row mkfs_rows[] = {
 	{ "--mkfs-time", NO_VALUE, PASS, "--mkfs-time", NULL, NULL, "with -T: the build time only" },
 	{ "--all-time", NO_VALUE, ACCEPT, NULL, NULL, NULL, "with -T: every file's mtime too (the default)" },
 	{ "-U", VALUE, SPECIAL, NULL, mkfs_uuid, "-U UUID", "UUID, 'clear' or 'random'" },
+	{ "--ignore-mtime", NO_VALUE, PASS, "--ignore-mtime", NULL, NULL,
+	  "an mtime that alone would take an extended inode is not kept" },
+	{ "--preserve-mtime", NO_VALUE, PASS, "--preserve-mtime", NULL, NULL,
+	  "every mtime kept (the default)" },
 	{ "--all-root", NO_VALUE, PASS, "--all-root", NULL, NULL, "every file owned by root" },
 	{ "--force-uid", VALUE, PASS, "--force-uid", NULL, "--force-uid=UID", "every file owned by UID" },
 	{ "--force-gid", VALUE, PASS, "--force-gid", NULL, "--force-gid=GID", "every file's group GID" },

@@ -53,11 +53,21 @@ static void usage(FILE *f)
 "                          48bit            compact inodes keep their own mtime,\n"
 "                                           long clusters get encoded extents\n"
 "                                           (smaller; Linux 6.15 and later only)\n"
+"                          force-inode-compact  every inode 32 bytes: mtimes\n"
+"                                           as --ignore-mtime; an owner,\n"
+"                                           link count or size that does\n"
+"                                           not fit fails the build\n"
+"                          force-inode-extended  every inode 64 bytes\n"
 "                        ^OPT turns one off\n"
 "  --workers N           compression threads (default: one per CPU this\n"
 "                        process may use)\n"
 "  -T SECONDS            build time and every file's mtime\n"
 "  --mkfs-time           with -T: set only the build time\n"
+"  --ignore-mtime        an inode only its mtime would make 64 bytes stays\n"
+"                        32: its mtime becomes the epoch (-T's; else the\n"
+"                        tree's most common mtime, or an archive's first;\n"
+"                        with -E48bit its nanoseconds alone where that is\n"
+"                        enough); --preserve-mtime (default) keeps them all\n"
 "  -U UUID               filesystem UUID, or 'random' (default: derived from\n"
 "                        the image content, so builds are reproducible)\n"
 "  -L LABEL              volume label (at most 15 bytes)\n"
@@ -143,7 +153,8 @@ static void progress(void *ctx, const ek_build_progress *p)
 
 enum {
 	OPT_WORKERS = 256, OPT_MKFS_TIME, OPT_ALL_ROOT, OPT_FORCE_UID,
-	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_NO_SPARSE, OPT_JSON,
+	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_NO_SPARSE, OPT_IGNORE_MTIME,
+	OPT_PRESERVE_MTIME, OPT_JSON,
 	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 };
 
@@ -355,6 +366,8 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		{ "no-xattrs", no_argument, NULL, OPT_NO_XATTRS },
 		{ "no-xattr-filter", no_argument, NULL, OPT_NO_FILTER },
 		{ "no-sparse-chunks", no_argument, NULL, OPT_NO_SPARSE },
+		{ "ignore-mtime", no_argument, NULL, OPT_IGNORE_MTIME },
+		{ "preserve-mtime", no_argument, NULL, OPT_PRESERVE_MTIME },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "tar", optional_argument, NULL, OPT_TAR },
 		{ "aufs", no_argument, NULL, OPT_AUFS },
@@ -470,6 +483,10 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 			break;
 		case OPT_NO_SPARSE:
 			o.no_sparse_chunks = true;
+			break;
+		case OPT_IGNORE_MTIME:
+		case OPT_PRESERVE_MTIME:
+			o.ignore_mtime = c == OPT_IGNORE_MTIME;
 			break;
 		case OPT_JSON:
 			json = true;

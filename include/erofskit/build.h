@@ -59,6 +59,21 @@ enum ek_fragdedupe {
 	EK_FRAGDEDUPE_FULL = 2,     /* tails too */
 };
 
+/* Which inodes get 64-byte (extended) cores instead of 32-byte compact
+ * ones. */
+enum ek_inode_form {
+	EK_INODES_FIT = 0,          /* compact where the core holds the
+	                               inode's owner, link count, size and
+	                               mtime; extended where not */
+	EK_INODES_COMPACT = 1,      /* every inode compact (mkfs.erofs
+	                               -Eforce-inode-compact): mtimes as with
+	                               ignore_mtime; an owner, link count or
+	                               size a compact core cannot hold fails
+	                               the build (-EOVERFLOW, naming it) */
+	EK_INODES_EXTENDED = 2,     /* every inode extended
+	                               (-Eforce-inode-extended) */
+};
+
 typedef struct ek_build_options {
 	uint32_t block_size;        /* 512..4096, power of two; default 4096 */
 
@@ -106,6 +121,14 @@ typedef struct ek_build_options {
 	/* uncompressed files: whole blocks only, no tail after the inode
 	 * (-Enoinline_data; what runtimes that read the data by block ask) */
 	bool no_inline_data;
+
+	/* inode cores: enum ek_inode_form; and (mkfs.erofs --ignore-mtime)
+	 * whether an inode that is compact but for its mtime is made compact,
+	 * its mtime giving way to the superblock's epoch: on a 48-bit image
+	 * only its nanoseconds do, unless its seconds are out of reach too.
+	 * Smaller metadata, for trees whose times do not matter. */
+	int inode_form;
+	bool ignore_mtime;
 
 	/* sparse files become chunk-based (holes cost no space); default on */
 	bool no_sparse_chunks;

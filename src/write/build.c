@@ -113,8 +113,10 @@ int ek_build(const char *image_path, const char *source_dir,
 		ret = choose_epoch(&b);
 	if (ret)
 		goto out;
-	for (n = b.tree.first; n; n = n->next)
-		choose_inode_form(&b, n);
+	for (n = b.tree.first; n && !ret; n = n->next)
+		ret = choose_inode_form(&b, n);
+	if (ret)
+		goto out;
 	build_count(&b);
 	ret = dedupe_plan(&b);
 	if (!ret)

@@ -93,8 +93,10 @@ int build_open_image(struct build *b, const char *image_path);
 int build_close_image(struct build *b);
 /* Free everything, whatever happened; the stats get the time taken. */
 void build_cleanup(struct build *b);
-/* n's core: compact or extended, by the epoch and n's fields. */
-void choose_inode_form(struct build *b, struct tnode *n);
+/* n's core: compact or extended, by the epoch, n's fields and the
+ * options (--ignore-mtime may move n's mtime to the epoch); 0 or an
+ * error where -Eforce-inode-compact cannot be kept. */
+int choose_inode_form(struct build *b, struct tnode *n);
 /* Owner and mtime from the source, as the options override them. */
 void build_set_owner_time(struct build *b, struct tnode *n, uint32_t uid, uint32_t gid,
 			  int64_t mtime, uint32_t mtime_nsec);

@@ -132,11 +132,18 @@ static int parse_one(char *tok, ek_build_options *o, ek_error *err)
 		o->no_inline_data = !off;
 	} else if (!strcmp(name, "inline_data")) {
 		o->no_inline_data = off;
+	} else if (!strcmp(name, "force-inode-compact") || !strcmp(name, "force-inode-extended")) {
+		int form = strcmp(name, "force-inode-compact") ? EK_INODES_EXTENDED : EK_INODES_COMPACT;
+
+		if (off)
+			o->inode_form = o->inode_form == form ? EK_INODES_FIT : o->inode_form;
+		else
+			o->inode_form = form;
 	} else if (!strcmp(name, "xattr-name-filter")) {
 		o->no_xattr_filter = off;   /* on by default here, off upstream */
 	} else {
 		return err_fail(err, -EINVAL,
-				"-E%s: not an extended option erofskit implements (ztailpacking, fragments[=SIZE], all-fragments[=SIZE], dedupe, fragdedupe=inode|full|off, noinline_data, 48bit, xattr-name-filter)",
+				"-E%s: not an extended option erofskit implements (ztailpacking, fragments[=SIZE], all-fragments[=SIZE], dedupe, fragdedupe=inode|full|off, noinline_data, 48bit, xattr-name-filter, force-inode-compact, force-inode-extended)",
 				name);
 	}
 	if (arg)
@@ -279,6 +286,11 @@ int build_check_options(struct build *b)
 		ret = check_layouts(&b->o, b->err);
 	if (!ret)
 		ret = pool_resolve_workers(b->o.workers, &b->workers, b->err);
+	if (!ret && (b->o.inode_form < EK_INODES_FIT || b->o.inode_form > EK_INODES_EXTENDED))
+		ret = err_fail(b->err, -EINVAL, "inode form %d", b->o.inode_form);
+	/* Every inode compact: no mtime may stand in the way. */
+	if (b->o.inode_form == EK_INODES_COMPACT)
+		b->o.ignore_mtime = true;
 	if (!ret)
 		resolve_layouts(b);
 	/* A root inside the metabox needs the 64-bit root nid of 48bit. */

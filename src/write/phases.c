@@ -29,16 +29,57 @@ static bool compact_mtime_fits(const struct build *b, const struct tnode *n)
 	return n->mtime >= b->epoch && (uint64_t)(n->mtime - b->epoch) <= UINT32_MAX;
 }
 
-/* A compact 32-byte core where everything fits. */
-void choose_inode_form(struct build *b, struct tnode *n)
+/* What keeps n from a compact core but its mtime, or NULL. */
+static const char *compact_misfit(const struct tnode *n)
 {
 	uint64_t size = S_ISLNK(n->mode) || S_ISREG(n->mode) ? n->size : 0;
 
-	n->extended = size > UINT32_MAX || n->uid > 0xFFFF ||
-		      n->gid > 0xFFFF || n->nlink > 0xFFFF ||
-		      !compact_mtime_fits(b, n);
 	/* Directory sizes are known only later; they stay far below 4 GiB
 	 * in practice, and layout checks it. */
+	if (size > UINT32_MAX)
+		return "a size over 4 GiB";
+	if (n->uid > 0xFFFF || n->gid > 0xFFFF)
+		return "an owner or group over 65535";
+	if (n->nlink > 0xFFFF)
+		return "more than 65535 links";
+	return NULL;
+}
+
+/* --ignore-mtime: the mtime nearest n's that a compact core shows. */
+static void give_way_to_epoch(const struct build *b, struct tnode *n)
+{
+	if (!b->o.format_48bit || n->mtime < b->epoch ||
+	    (uint64_t)(n->mtime - b->epoch) > UINT32_MAX)
+		n->mtime = b->epoch;
+	n->mtime_nsec = b->fixed_nsec;
+}
+
+/* A compact 32-byte core where everything fits, or as the options say. */
+int choose_inode_form(struct build *b, struct tnode *n)
+{
+	const char *misfit = compact_misfit(n);
+
+	if (b->o.inode_form == EK_INODES_EXTENDED) {
+		n->extended = true;
+		return 0;
+	}
+	if (misfit && b->o.inode_form == EK_INODES_COMPACT) {
+		static const char *const kinds[(S_IFMT >> 12) + 1] = {
+			[S_IFREG >> 12] = "a file",      [S_IFDIR >> 12] = "a directory", [S_IFLNK >> 12] = "a symlink",
+			[S_IFCHR >> 12] = "a device",    [S_IFBLK >> 12] = "a device",
+			[S_IFIFO >> 12] = "a FIFO",      [S_IFSOCK >> 12] = "a socket",
+		};
+		const char *kind = kinds[(n->mode & S_IFMT) >> 12];   /* NULL for none */
+
+		return err_fail(b->err, -EOVERFLOW,
+				"%s (owner %u:%u): %s, which a compact inode cannot hold (-Eforce-inode-compact)",
+				n->src_path ? n->src_path : kind ? kind : "an inode", n->uid, n->gid,
+				misfit);
+	}
+	if (!misfit && b->o.ignore_mtime && !compact_mtime_fits(b, n))
+		give_way_to_epoch(b, n);
+	n->extended = misfit || !compact_mtime_fits(b, n);
+	return 0;
 }
 
 void build_set_owner_time(struct build *b, struct tnode *n, uint32_t uid, uint32_t gid,

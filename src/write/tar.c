@@ -573,7 +573,9 @@ static int write_node(struct tar_reader *r, struct tnode *n)
 
 	if (ret)
 		return ret;
-	choose_inode_form(b, n);
+	ret = choose_inode_form(b, n);
+	if (ret)
+		return ret;
 	return b->z ? zbuild_add(b, n) : data_write_one(b, n);
 }
 
@@ -1082,7 +1084,8 @@ static int finish_tree(struct tar_reader *r)
 		    n == b->packed_inode)
 			continue;
 		ret = plan_node_xattrs(b, n);
-		choose_inode_form(b, n);
+		if (!ret)
+			ret = choose_inode_form(b, n);
 	}
 	for (n = b->tree.first; n && !ret; n = n->next)
 		if (n->nlink > 0xFFFF && !n->extended)

@@ -1,0 +1,133 @@
+# mkfs --ignore-mtime, -Eforce-inode-compact and -Eforce-inode-extended,
+# read as Debian's mkfs.erofs 1.5 reads them: for each, every inode of
+# erofskit's image has the core (32 or 64 bytes) mkfs.erofs gives it, and
+# the kernel shows each file's own mtime where it is kept and the image's
+# epoch where --ignore-mtime let it go; an owner a compact inode cannot
+# hold fails -Eforce-inode-compact (exit 2, the file named, the image there
+# before kept), as upstream refuses it; an archive source and the drop-in
+# name take the same options.
+. "$(dirname "$0")/lib.sh"
+
+command -v mkfs.erofs >/dev/null || fail "mkfs.erofs (Debian erofs-utils) is not installed"
+E=$EROFSKIT
+cd "$T"
+COMMON=@1700000000.123456789
+mkdir -p src/d/e
+for i in 1 2 3 4 5 6; do echo "file $i" >"src/d/f$i"; done
+echo old >src/old
+echo newer >src/d/e/newer
+echo far >src/far
+echo big-owner >src/d/owned
+ln -s d/f1 src/link
+chown 70000:70000 src/d/owned
+touch -h -d "$COMMON" src src/d src/d/e src/d/f* src/link src/d/owned
+touch -d @1000000 src/old
+touch -d @1700000123.5 src/d/e/newer
+touch -d @2100000000 src/far
+touch -d "$COMMON" src/d/e
+
+# forms IMAGE: "PATH compact|extended" for every path the kernel lists,
+# from dump --json.
+forms() {
+	local p
+	kmount "$1" "$T/mnt"
+	(cd "$T/mnt" && find . | sed 's|^\.||; s|^$|/|') | LC_ALL=C sort >paths.txt
+	kumount "$T/mnt"
+	while read -r p; do
+		"$E" dump --json --path "$p" "$1" |
+			python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["path"], "extended" if d["extended"] else "compact")'
+	done <paths.txt
+}
+
+# mtimes DIR: "PATH SECONDS.NANOSECONDS" for every path under DIR.
+mtimes() {
+	(cd "$1" && find . -printf '%p %T@\n' | LC_ALL=C sort)
+}
+
+# both NAME OPTION...: erofskit's and mkfs.erofs's images with the
+# options; every inode's form the same in both.
+both() {
+	local name=$1
+	shift
+	"$E" mkfs -q "$@" "$name.img" src 2>err.txt || fail "mkfs $*: $(cat err.txt)"
+	"$E" fsck -q "$name.img" || fail "mkfs $*: the image is not clean"
+	mkfs.erofs "$@" "$name-theirs.img" src >/dev/null 2>&1 || fail "mkfs.erofs $* failed"
+	forms "$name.img" >"$name.forms"
+	forms "$name-theirs.img" >"$name-theirs.forms"
+	diff "$name-theirs.forms" "$name.forms" >&2 ||
+		fail "$*: inode forms differ from mkfs.erofs's (left: theirs)"
+}
+
+mtimes src >source.mtimes
+
+note "default: every mtime kept, 64-byte inodes only where one needs it"
+"$E" mkfs -q default.img src
+kmount default.img "$T/mnt"
+mtimes "$T/mnt" >default.mtimes
+kumount "$T/mnt"
+diff source.mtimes default.mtimes >&2 || fail "the default image changed mtimes"
+forms default.img >default.forms
+grep -q "^/d/f1 compact$" default.forms || fail "a file with the common mtime is not compact"
+grep -q "^/old extended$" default.forms || fail "a file with its own mtime is not extended"
+
+note "--ignore-mtime: compact where only an mtime stood in the way, as mkfs.erofs"
+both ignore --ignore-mtime
+grep -c extended ignore.forms | grep -qx 1 || fail "--ignore-mtime: extended inodes: $(grep extended ignore.forms)"
+grep -q "^/d/owned extended$" ignore.forms || fail "--ignore-mtime: the big owner lost its extended inode"
+kmount ignore.img "$T/mnt"
+mtimes "$T/mnt" >ignore.mtimes
+kumount "$T/mnt"
+# The owner's inode is extended anyway and keeps its mtime; every other
+# path shows the epoch, the tree's most common mtime.
+common=$(grep '^\./d/f1 ' source.mtimes | cut -d' ' -f2)
+awk -v c="$common" '$1 == "./d/owned" { print; next } { print $1, c }' source.mtimes >ignore.expected
+diff ignore.expected ignore.mtimes >&2 || fail "--ignore-mtime: mtimes are not the epoch's (left: expected)"
+cmp -s ignore.img default.img && fail "--ignore-mtime changed nothing"
+[ "$(stat -c %s ignore.img)" -le "$(stat -c %s default.img)" ] || fail "--ignore-mtime made a bigger image"
+
+note "-E48bit --ignore-mtime: seconds kept where a compact 48-bit inode reaches them"
+"$E" mkfs -q -E48bit --ignore-mtime ignore48.img src
+kmount ignore48.img "$T/mnt"
+got=$(stat -c %Y "$T/mnt/d/e/newer")
+kumount "$T/mnt"
+[ "$got" = 1700000123 ] || fail "-E48bit --ignore-mtime: newer shows second $got, not 1700000123"
+forms ignore48.img >ignore48.forms
+grep -q "^/d/e/newer compact$" ignore48.forms || fail "-E48bit --ignore-mtime: newer is not compact"
+
+note "-Eforce-inode-extended: every inode 64 bytes, every mtime kept, as mkfs.erofs"
+both extended -Eforce-inode-extended
+grep -q compact extended.forms && fail "-Eforce-inode-extended left compact inodes: $(grep compact extended.forms)"
+kmount extended.img "$T/mnt"
+mtimes "$T/mnt" >extended.mtimes
+kumount "$T/mnt"
+diff source.mtimes extended.mtimes >&2 || fail "-Eforce-inode-extended changed mtimes"
+
+note "-Eforce-inode-compact: every inode 32 bytes, as mkfs.erofs, once no owner is too big"
+cp default.img kept.img
+expect_exit 2 "$E" mkfs -q -Eforce-inode-compact kept.img src 2>err.txt
+grep -q "src/d/owned (owner 70000:70000): an owner or group over 65535" err.txt ||
+	fail "-Eforce-inode-compact with a big owner: $(cat err.txt)"
+cmp -s kept.img default.img || fail "a failed build replaced the image that was there"
+mkfs.erofs -Eforce-inode-compact refused.img src >/dev/null 2>&1 &&
+	fail "mkfs.erofs took a big owner with -Eforce-inode-compact (the oracle changed?)"
+both compact -Eforce-inode-compact --exclude-path=d/owned
+grep -q extended compact.forms && fail "-Eforce-inode-compact left extended inodes: $(grep extended compact.forms)"
+"$E" mkfs -q -Eforce-inode-compact,^force-inode-compact undone.img src 2>/dev/null
+cmp -s undone.img default.img || fail "-E^force-inode-compact did not undo it"
+
+note "an archive source: the same forms"
+tar --format=posix -C src -cf src.tar .
+"$E" mkfs -q --tar --ignore-mtime tar.img src.tar
+grep -v '^/d/owned ' ignore.forms >ignore-dir.forms
+forms tar.img | grep -v '^/d/owned ' >tar.forms
+diff ignore-dir.forms tar.forms >&2 || fail "--tar --ignore-mtime: forms differ from the directory's"
+expect_exit 2 "$E" mkfs -q --tar -Eforce-inode-compact tar2.img src.tar 2>err.txt
+grep -q "d/owned (owner 70000:70000)" err.txt || fail "--tar -Eforce-inode-compact: $(cat err.txt)"
+
+note "the drop-in name takes them, for the same image"
+"$EROFSKIT_BUILD/dropin/mkfs.erofs" --quiet --ignore-mtime drop.img src ||
+	fail "mkfs.erofs (drop-in) --ignore-mtime failed"
+cmp drop.img ignore.img || fail "the drop-in's --ignore-mtime image differs"
+"$EROFSKIT_BUILD/dropin/mkfs.erofs" --quiet --preserve-mtime -Eforce-inode-extended drop.img src ||
+	fail "mkfs.erofs (drop-in) -Eforce-inode-extended failed"
+cmp drop.img extended.img || fail "the drop-in's -Eforce-inode-extended image differs"

@@ -74,6 +74,9 @@ static void usage(FILE *f)
 "  --all-root            make every file owned by root\n"
 "  --force-uid UID       make every file owned by UID\n"
 "  --force-gid GID       make every file's group GID\n"
+"  --uid-offset N        add N to every owner (after the three above), as\n"
+"                        a user namespace maps them (lxc.idmap u 0 N ...)\n"
+"  --gid-offset N        add N to every group\n"
 "  --no-xattrs           do not store extended attributes\n"
 "  --no-xattr-filter     do not write the xattr bloom filter\n"
 "  --no-sparse-chunks    store sparse files flat (holes as zero blocks)\n"
@@ -154,7 +157,7 @@ static void progress(void *ctx, const ek_build_progress *p)
 enum {
 	OPT_WORKERS = 256, OPT_MKFS_TIME, OPT_ALL_ROOT, OPT_FORCE_UID,
 	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_NO_SPARSE, OPT_IGNORE_MTIME,
-	OPT_PRESERVE_MTIME, OPT_JSON,
+	OPT_PRESERVE_MTIME, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_JSON,
 	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 };
 
@@ -363,6 +366,8 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		{ "all-root", no_argument, NULL, OPT_ALL_ROOT },
 		{ "force-uid", required_argument, NULL, OPT_FORCE_UID },
 		{ "force-gid", required_argument, NULL, OPT_FORCE_GID },
+		{ "uid-offset", required_argument, NULL, OPT_UID_OFFSET },
+		{ "gid-offset", required_argument, NULL, OPT_GID_OFFSET },
 		{ "no-xattrs", no_argument, NULL, OPT_NO_XATTRS },
 		{ "no-xattr-filter", no_argument, NULL, OPT_NO_FILTER },
 		{ "no-sparse-chunks", no_argument, NULL, OPT_NO_SPARSE },
@@ -466,14 +471,16 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 			break;
 		case OPT_FORCE_UID:
 		case OPT_FORCE_GID:
+		case OPT_UID_OFFSET:
+		case OPT_GID_OFFSET:
 			if (!cli_parse_int(optarg, &iv) || iv < 0 || iv > UINT32_MAX) {
-				cli_error(CMD, "invalid id '%s'", optarg);
+				cli_error(CMD, "invalid id%s '%s' (0 to 4294967295)",
+					  c == OPT_UID_OFFSET || c == OPT_GID_OFFSET ? " offset" : "",
+					  optarg);
 				return EXIT_USAGE;
 			}
-			if (c == OPT_FORCE_UID)
-				o.force_uid = iv;
-			else
-				o.force_gid = iv;
+			*(c == OPT_FORCE_UID ? &o.force_uid : c == OPT_FORCE_GID ? &o.force_gid :
+			  c == OPT_UID_OFFSET ? &o.uid_offset : &o.gid_offset) = iv;
 			break;
 		case OPT_NO_XATTRS:
 			o.no_xattrs = true;

@@ -93,6 +93,13 @@ typedef struct ek_build_options {
 	bool all_root;
 	int64_t force_uid;          /* -1: keep */
 	int64_t force_gid;          /* -1: keep */
+	/* added to every owner and group, after the three above
+	 * (mkfs.erofs --uid-offset/--gid-offset: an image for a user
+	 * namespace, whose root is 100000 outside, say); 0..4294967295.  An
+	 * id the offset takes beyond 4294967295 fails the build, naming the
+	 * file (-EOVERFLOW) */
+	int64_t uid_offset;
+	int64_t gid_offset;
 
 	/* xattrs */
 	bool no_xattrs;

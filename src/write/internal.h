@@ -97,9 +97,11 @@ void build_cleanup(struct build *b);
  * options (--ignore-mtime may move n's mtime to the epoch); 0 or an
  * error where -Eforce-inode-compact cannot be kept. */
 int choose_inode_form(struct build *b, struct tnode *n);
-/* Owner and mtime from the source, as the options override them. */
-void build_set_owner_time(struct build *b, struct tnode *n, uint32_t uid, uint32_t gid,
-			  int64_t mtime, uint32_t mtime_nsec);
+/* Owner and mtime from the source, as the options override them; 0, or
+ * -EOVERFLOW where an id offset takes the owner out of range (never for
+ * 0:0: build_check_options sees to it). */
+int build_set_owner_time(struct build *b, struct tnode *n, uint32_t uid, uint32_t gid,
+			 int64_t mtime, uint32_t mtime_nsec);
 /* Statistics of the whole tree, for the caller and the progress. */
 void build_count(struct build *b);
 

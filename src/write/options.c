@@ -269,6 +269,25 @@ static void resolve_layouts(struct build *b)
 	l->inline_max = 0;
 }
 
+/* Forced ids and offsets in range, and so 0:0 once shifted: only ids
+ * from the source can overflow. */
+static int check_owners(const ek_build_options *o, ek_error *err)
+{
+	if (o->force_uid < -1 || o->force_uid > UINT32_MAX ||
+	    o->force_gid < -1 || o->force_gid > UINT32_MAX)
+		return err_fail(err, -EINVAL, "forced owner %lld:%lld out of range",
+				(long long)o->force_uid, (long long)o->force_gid);
+	if (o->uid_offset < 0 || o->uid_offset > UINT32_MAX ||
+	    o->gid_offset < 0 || o->gid_offset > UINT32_MAX)
+		return err_fail(err, -EINVAL, "id offsets %lld:%lld: each takes 0 to 4294967295",
+				(long long)o->uid_offset, (long long)o->gid_offset);
+	if ((o->force_uid >= 0 && o->force_uid + o->uid_offset > UINT32_MAX) ||
+	    (o->force_gid >= 0 && o->force_gid + o->gid_offset > UINT32_MAX))
+		return err_fail(err, -EINVAL,
+				"a forced owner with its id offset is over 4294967295");
+	return 0;
+}
+
 int build_check_options(struct build *b)
 {
 	uint32_t bs = b->o.block_size;
@@ -286,6 +305,8 @@ int build_check_options(struct build *b)
 		ret = check_layouts(&b->o, b->err);
 	if (!ret)
 		ret = pool_resolve_workers(b->o.workers, &b->workers, b->err);
+	if (!ret)
+		ret = check_owners(&b->o, b->err);
 	if (!ret && (b->o.inode_form < EK_INODES_FIT || b->o.inode_form > EK_INODES_EXTENDED))
 		ret = err_fail(b->err, -EINVAL, "inode form %d", b->o.inode_form);
 	/* Every inode compact: no mtime may stand in the way. */

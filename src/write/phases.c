@@ -82,10 +82,11 @@ int choose_inode_form(struct build *b, struct tnode *n)
 	return 0;
 }
 
-void build_set_owner_time(struct build *b, struct tnode *n, uint32_t uid, uint32_t gid,
-			  int64_t mtime, uint32_t mtime_nsec)
+int build_set_owner_time(struct build *b, struct tnode *n, uint32_t uid, uint32_t gid,
+			 int64_t mtime, uint32_t mtime_nsec)
 {
 	const ek_build_options *o = &b->o;
+	uint64_t shifted_uid, shifted_gid;
 
 	n->uid = o->all_root ? 0 : uid;
 	n->gid = o->all_root ? 0 : gid;
@@ -93,6 +94,13 @@ void build_set_owner_time(struct build *b, struct tnode *n, uint32_t uid, uint32
 		n->uid = (uint32_t)o->force_uid;
 	if (o->force_gid >= 0)
 		n->gid = (uint32_t)o->force_gid;
+	/* Both offsets are checked to be 0..UINT32_MAX: no sum overflows. */
+	shifted_uid = n->uid + (uint64_t)o->uid_offset;
+	shifted_gid = n->gid + (uint64_t)o->gid_offset;
+	if (shifted_uid > UINT32_MAX || shifted_gid > UINT32_MAX)
+		return -EOVERFLOW;
+	n->uid = (uint32_t)shifted_uid;
+	n->gid = (uint32_t)shifted_gid;
 	n->mtime = mtime;
 	n->mtime_nsec = mtime_nsec;
 	if (o->timestamp_set && !o->timestamp_build_only) {
@@ -102,6 +110,7 @@ void build_set_owner_time(struct build *b, struct tnode *n, uint32_t uid, uint32
 		n->mtime = o->timestamp;
 		n->mtime_nsec = 0;
 	}
+	return 0;
 }
 
 void build_count(struct build *b)

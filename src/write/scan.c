@@ -156,8 +156,11 @@ static int fill_inode(struct build *b, struct tnode *n, const char *path,
 	const ek_build_options *o = &b->o;
 
 	n->mode = st->st_mode;
-	build_set_owner_time(b, n, st->st_uid, st->st_gid, st->st_mtim.tv_sec,
-			     (uint32_t)st->st_mtim.tv_nsec);
+	if (build_set_owner_time(b, n, st->st_uid, st->st_gid, st->st_mtim.tv_sec,
+				 (uint32_t)st->st_mtim.tv_nsec))
+		return err_fail(b->err, -EOVERFLOW,
+				"%s: owner %u:%u with the id offsets is over 4294967295", path,
+				(unsigned int)st->st_uid, (unsigned int)st->st_gid);
 	n->src_dev = st->st_dev;
 	n->src_ino = st->st_ino;
 	n->nlink = 1;

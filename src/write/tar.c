@@ -390,7 +390,8 @@ static struct tnode *implicit_dir(struct tar_reader *r, struct tnode *parent)
 	struct tnode *d = new_node(r, S_IFDIR | 0755);
 
 	if (d) {
-		build_set_owner_time(r->b, d, 0, 0, r->b->epoch, r->b->fixed_nsec);
+		/* 0:0 fits whatever the options (they are checked). */
+		(void)build_set_owner_time(r->b, d, 0, 0, r->b->epoch, r->b->fixed_nsec);
 		d->parent = parent;
 	}
 	return d;
@@ -516,7 +517,9 @@ static int take_metadata(struct tar_reader *r, struct tnode *n, struct archive_e
 		return entry_fail(r, -EUCLEAN, "owner %lld:%lld out of range",
 				  (long long)uid, (long long)gid);
 	n->mode = (n->mode & S_IFMT) | (libarchive.entry_perm(e) & 07777);
-	build_set_owner_time(r->b, n, (uint32_t)uid, (uint32_t)gid, sec, nsec);
+	if (build_set_owner_time(r->b, n, (uint32_t)uid, (uint32_t)gid, sec, nsec))
+		return entry_fail(r, -EOVERFLOW, "owner %lld:%lld with the id offsets is over 4294967295",
+				  (long long)uid, (long long)gid);
 	return take_xattrs(r, n, e);
 }
 
@@ -852,7 +855,7 @@ static void choose_epoch_from(struct tar_reader *r, struct archive_entry *e)
 
 	memset(&probe, 0, sizeof(probe));
 	libarchive_entry_mtime(e, &sec, &nsec);
-	build_set_owner_time(r->b, &probe, 0, 0, sec, nsec);
+	(void)build_set_owner_time(r->b, &probe, 0, 0, sec, nsec);
 	r->b->epoch = probe.mtime;
 	r->b->fixed_nsec = probe.mtime_nsec;
 	r->b->tree.root->mtime = probe.mtime;
@@ -1294,7 +1297,7 @@ static int start_tree(struct tar_reader *r)
 	root->mode = S_IFDIR | 0755;
 	root->parent = root;
 	root->nlink = 1;
-	build_set_owner_time(b, root, 0, 0, 0, 0);
+	(void)build_set_owner_time(b, root, 0, 0, 0, 0);
 	if (b->o.timestamp_set || b->o.clamp_mtime) {
 		b->epoch = b->o.timestamp;
 		r->epoch_set = true;

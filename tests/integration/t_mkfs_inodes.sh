@@ -5,7 +5,8 @@
 # epoch where --ignore-mtime let it go; an owner a compact inode cannot
 # hold fails -Eforce-inode-compact (exit 2, the file named, the image there
 # before kept), as upstream refuses it; an archive source and the drop-in
-# name take the same options.
+# name take the same options.  --uid-offset and --gid-offset shift every
+# owner (the kernel shows it), and one shifted past 2^32-1 fails, named.
 . "$(dirname "$0")/lib.sh"
 
 command -v mkfs.erofs >/dev/null || fail "mkfs.erofs (Debian erofs-utils) is not installed"
@@ -131,3 +132,30 @@ cmp drop.img ignore.img || fail "the drop-in's --ignore-mtime image differs"
 "$EROFSKIT_BUILD/dropin/mkfs.erofs" --quiet --preserve-mtime -Eforce-inode-extended drop.img src ||
 	fail "mkfs.erofs (drop-in) -Eforce-inode-extended failed"
 cmp drop.img extended.img || fail "the drop-in's -Eforce-inode-extended image differs"
+
+note "--uid-offset/--gid-offset: every owner shifted, as a user namespace maps it"
+owners() { (cd "$1" && find . -printf '%p %U %G\n' | LC_ALL=C sort); }
+owners src | awk '{ print $1, $2 + 100000, $3 + 200000 }' >shifted.expected
+"$E" mkfs -q --uid-offset 100000 --gid-offset 200000 shifted.img src
+"$E" mkfs -q --tar --uid-offset 100000 --gid-offset 200000 shifted-tar.img src.tar
+for img in shifted shifted-tar; do
+	kmount $img.img "$T/mnt"
+	owners "$T/mnt" >$img.owners
+	kumount "$T/mnt"
+	diff shifted.expected $img.owners >&2 || fail "$img: owners are not shifted (left: expected)"
+done
+"$E" mkfs -q --force-uid 5 --uid-offset 10 forced.img src
+kmount forced.img "$T/mnt"
+owners "$T/mnt" | awk '$2 != 15 { bad = 1 } END { exit !bad }' && fail "--force-uid 5 --uid-offset 10: an owner is not 15"
+kumount "$T/mnt"
+expect_exit 2 "$E" mkfs -q --uid-offset 4294967295 over.img src 2>err.txt
+grep -q "src/d/owned: owner 70000:70000 with the id offsets is over 4294967295" err.txt ||
+	fail "an owner shifted out of range: $(cat err.txt)"
+[ ! -e over.img ] || fail "an image was left after an owner overflowed"
+expect_exit 2 "$E" mkfs -q --tar --gid-offset 4294967295 over.img src.tar 2>err.txt
+grep -q "entry .* './d/owned': owner 70000:70000 with the id offsets" err.txt ||
+	fail "--tar: an owner shifted out of range: $(cat err.txt)"
+expect_exit 2 "$E" mkfs -q --uid-offset -1 over.img src 2>err.txt
+"$EROFSKIT_BUILD/dropin/mkfs.erofs" --quiet --uid-offset=100000 --gid-offset=200000 drop.img src ||
+	fail "mkfs.erofs (drop-in) --uid-offset failed"
+cmp drop.img shifted.img || fail "the drop-in's --uid-offset image differs"

@@ -58,6 +58,7 @@ static void usage(FILE *f)
 "                                           link count or size that does\n"
 "                                           not fit fails the build\n"
 "                          force-inode-extended  every inode 64 bytes\n"
+"                          nosbcrc          no superblock checksum\n"
 "                        ^OPT turns one off\n"
 "  --workers N           compression threads (default: one per CPU this\n"
 "                        process may use)\n"

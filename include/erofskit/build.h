@@ -137,6 +137,10 @@ typedef struct ek_build_options {
 	int inode_form;
 	bool ignore_mtime;
 
+	/* no superblock checksum (mkfs.erofs -Enosbcrc), for readers that
+	 * do not know the feature */
+	bool no_sb_checksum;
+
 	/* sparse files become chunk-based (holes cost no space); default on */
 	bool no_sparse_chunks;
 	/* the 48bit feature (mkfs.erofs -E48bit), for Linux 6.15 and later

@@ -161,8 +161,9 @@ static int write_superblock(struct build *b)
 		sb.packed_nid = b->packed_inode->nid;
 	fmt_super_encode(&sb, block + EROFS_SUPER_OFFSET);
 	memcpy(block + EROFS_SUPER_OFFSET + build_super_size(b), b->sb_tail, b->sb_tail_size);
-	put_le32(block + EROFS_SUPER_OFFSET + 4,
-		 fmt_super_checksum(block + EROFS_SUPER_OFFSET, span));
+	if (b->feature_compat & EROFS_COMPAT_SB_CHKSUM)
+		put_le32(block + EROFS_SUPER_OFFSET + 4,
+			 fmt_super_checksum(block + EROFS_SUPER_OFFSET, span));
 	ret = writer_pwrite_unhashed(b->w, 0, block, head, b->err);
 	free(block);
 	return ret;

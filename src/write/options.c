@@ -139,11 +139,13 @@ static int parse_one(char *tok, ek_build_options *o, ek_error *err)
 			o->inode_form = o->inode_form == form ? EK_INODES_FIT : o->inode_form;
 		else
 			o->inode_form = form;
+	} else if (!strcmp(name, "nosbcrc")) {
+		o->no_sb_checksum = !off;
 	} else if (!strcmp(name, "xattr-name-filter")) {
 		o->no_xattr_filter = off;   /* on by default here, off upstream */
 	} else {
 		return err_fail(err, -EINVAL,
-				"-E%s: not an extended option erofskit implements (ztailpacking, fragments[=SIZE], all-fragments[=SIZE], dedupe, fragdedupe=inode|full|off, noinline_data, 48bit, xattr-name-filter, force-inode-compact, force-inode-extended)",
+				"-E%s: not an extended option erofskit implements (ztailpacking, fragments[=SIZE], all-fragments[=SIZE], dedupe, fragdedupe=inode|full|off, noinline_data, 48bit, xattr-name-filter, force-inode-compact, force-inode-extended, nosbcrc)",
 				name);
 	}
 	if (arg)

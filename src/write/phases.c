@@ -145,7 +145,9 @@ void build_init(struct build *b, const ek_build_options *opts, ek_build_stats *s
 	b->err = err;
 	b->spool_fd = -1;
 	b->tails_fd = -1;
-	b->feature_compat = EROFS_COMPAT_SB_CHKSUM | EROFS_COMPAT_MTIME;
+	b->feature_compat = EROFS_COMPAT_MTIME;
+	if (!b->o.no_sb_checksum)
+		b->feature_compat |= EROFS_COMPAT_SB_CHKSUM;
 }
 
 int build_open_image(struct build *b, const char *image_path)

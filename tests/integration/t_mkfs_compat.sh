@@ -1,12 +1,16 @@
-# mkfs --ignore-mtime, -Eforce-inode-compact and -Eforce-inode-extended,
-# read as Debian's mkfs.erofs 1.5 reads them: for each, every inode of
-# erofskit's image has the core (32 or 64 bytes) mkfs.erofs gives it, and
-# the kernel shows each file's own mtime where it is kept and the image's
-# epoch where --ignore-mtime let it go; an owner a compact inode cannot
-# hold fails -Eforce-inode-compact (exit 2, the file named, the image there
-# before kept), as upstream refuses it; an archive source and the drop-in
-# name take the same options.  --uid-offset and --gid-offset shift every
-# owner (the kernel shows it), and one shifted past 2^32-1 fails, named.
+# mkfs options taken from mkfs.erofs, read as Debian's mkfs.erofs 1.5
+# reads them.
+# - --ignore-mtime, -Eforce-inode-compact, -Eforce-inode-extended: every
+#   inode of erofskit's image has the core (32 or 64 bytes) mkfs.erofs
+#   gives it, and the kernel shows each file's own mtime where it is kept
+#   and the image's epoch where --ignore-mtime let it go; an owner a
+#   compact inode cannot hold fails -Eforce-inode-compact (exit 2, the file
+#   named, the image there before kept), as upstream refuses it.
+# - --uid-offset, --gid-offset: every owner shifted (the kernel shows it);
+#   one shifted past 2^32-1 fails, named.
+# - -Enosbcrc: no sb_csum feature, as upstream's; the kernel and
+#   fsck.erofs 1.5 take the image.
+# An archive source and the drop-in name take the same options.
 . "$(dirname "$0")/lib.sh"
 
 command -v mkfs.erofs >/dev/null || fail "mkfs.erofs (Debian erofs-utils) is not installed"
@@ -159,3 +163,21 @@ expect_exit 2 "$E" mkfs -q --uid-offset -1 over.img src 2>err.txt
 "$EROFSKIT_BUILD/dropin/mkfs.erofs" --quiet --uid-offset=100000 --gid-offset=200000 drop.img src ||
 	fail "mkfs.erofs (drop-in) --uid-offset failed"
 cmp drop.img shifted.img || fail "the drop-in's --uid-offset image differs"
+
+note "-Enosbcrc: no superblock checksum, as mkfs.erofs; the kernel and fsck.erofs take it"
+"$E" mkfs -q -Enosbcrc nocrc.img src
+mkfs.erofs -Enosbcrc nocrc-theirs.img src >/dev/null 2>&1 || fail "mkfs.erofs -Enosbcrc failed"
+"$E" dump nocrc.img | grep '^Features:' >nocrc.features
+"$E" dump nocrc-theirs.img | grep '^Features:' >nocrc-theirs.features
+grep -q sb_csum nocrc.features && fail "-Enosbcrc: $(cat nocrc.features)"
+grep -q sb_csum nocrc-theirs.features && fail "mkfs.erofs -Enosbcrc kept sb_csum (the oracle changed?)"
+"$E" dump default.img | grep -q '^Features:.*sb_csum' || fail "the default image has no sb_csum: the test proves nothing"
+fsck.erofs nocrc.img >fsck.out 2>&1 || fail "fsck.erofs 1.5 on the -Enosbcrc image: $(cat fsck.out)"
+"$E" fsck -q nocrc.img || fail "-Enosbcrc: the image is not clean"
+kmount nocrc.img "$T/mnt"
+mtimes "$T/mnt" >nocrc.mtimes
+diff -r src "$T/mnt" >&2 || fail "-Enosbcrc: the kernel's tree differs from the source"
+kumount "$T/mnt"
+diff source.mtimes nocrc.mtimes >&2 || fail "-Enosbcrc changed mtimes"
+"$EROFSKIT_BUILD/dropin/mkfs.erofs" --quiet -Enosbcrc drop.img src || fail "mkfs.erofs (drop-in) -Enosbcrc failed"
+cmp drop.img nocrc.img || fail "the drop-in's -Enosbcrc image differs"

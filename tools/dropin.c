@@ -182,6 +182,8 @@ static const struct row mkfs_rows[] = {
 	{ "-d", VALUE, ACCEPT, NULL, NULL, "-d N", "debug level: ignored (messages only)" },
 	{ "--tar", OPTIONAL_VALUE, SPECIAL, NULL, mkfs_tar, "--tar[=f|i]",
 	  "SOURCE is a tar archive (standard input when omitted); =i: index it" },
+	{ "--gzip", NO_VALUE, ACCEPT, NULL, NULL, NULL,
+	  "with --tar: taken (compression is found by content)" },
 	{ "--aufs", NO_VALUE, PASS, "--aufs", NULL, NULL, "with --tar: .wh. entries become overlayfs whiteouts" },
 	{ "-V", NO_VALUE, VERSION, NULL, NULL, "-V, --version", "print the version" },
 	{ "--version", NO_VALUE, VERSION, NULL, NULL, NULL, NULL },

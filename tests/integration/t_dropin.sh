@@ -152,7 +152,7 @@ refused() {
 	return 0
 }
 for opt in --file-contexts=fc --chunksize=4096 --compress-hints=h --max-extent-bytes=1 \
-	   --ovlfs-strip=1 --no-such-option --blobdev=blob --gzip -p; do
+	   --ovlfs-strip=1 --no-such-option --blobdev=blob --ungzip -p; do
 	refused "'${opt%%=*}'" "$MKFS" --quiet "$opt" out.img "$S"
 	grep -qF "not supported by erofskit" ref.err || fail "$opt: the message does not say why"
 done
@@ -193,6 +193,11 @@ done <<EOF2
 --tar=f --aufs --quiet -Enoinline_data -T0 --mkfs-time --sort=none -U $UUID|--tar --aufs -q -E noinline_data -T 0 --mkfs-time -U $UUID
 EOF2
 [ "$(sb_field layer.erofs uuid)" = "$UUID" ] || fail "-U $UUID: the layer's UUID is $(sb_field layer.erofs uuid)"
+# --gzip: a gzip layer, as erofskit reads every compressed one
+gzip -c layer.tar >layer.tar.gz
+"$MKFS" --tar=f --gzip --quiet gz.erofs <layer.tar.gz || fail "mkfs.erofs --tar=f --gzip failed"
+"$E" mkfs --tar -q ref.erofs layer.tar.gz || fail "erofskit mkfs --tar of a .tar.gz failed"
+cmp gz.erofs ref.erofs || fail "mkfs.erofs --gzip: not erofskit's image"
 # the index mode line: then the tar is appended, and the one file mounts
 rm -f layer.erofs
 "$MKFS" --tar=i --aufs --quiet -U "$UUID" layer.erofs <layer.tar >mkfs.out 2>mkfs.err ||

@@ -65,9 +65,10 @@ int choose_inode_form(struct build *b, struct tnode *n)
 	}
 	if (misfit && b->o.inode_form == EK_INODES_COMPACT) {
 		static const char *const kinds[(S_IFMT >> 12) + 1] = {
-			[S_IFREG >> 12] = "a file",      [S_IFDIR >> 12] = "a directory", [S_IFLNK >> 12] = "a symlink",
-			[S_IFCHR >> 12] = "a device",    [S_IFBLK >> 12] = "a device",
-			[S_IFIFO >> 12] = "a FIFO",      [S_IFSOCK >> 12] = "a socket",
+			[S_IFREG >> 12] = "a file",   [S_IFDIR >> 12] = "a directory",
+			[S_IFLNK >> 12] = "a symlink", [S_IFCHR >> 12] = "a device",
+			[S_IFBLK >> 12] = "a device",  [S_IFIFO >> 12] = "a FIFO",
+			[S_IFSOCK >> 12] = "a socket",
 		};
 		const char *kind = kinds[(n->mode & S_IFMT) >> 12];   /* NULL for none */
 

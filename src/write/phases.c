@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "write/internal.h"
+#include "format/inode.h"
 #include "format/ondisk.h"
 #include "util/error.h"
 #include "write/compress.h"
@@ -58,28 +59,24 @@ static void give_way_to_epoch(const struct build *b, struct tnode *n)
 int choose_inode_form(struct build *b, struct tnode *n)
 {
 	const char *misfit = compact_misfit(n);
+	bool mtime_fits;
 
 	if (b->o.inode_form == EK_INODES_EXTENDED) {
 		n->extended = true;
 		return 0;
 	}
-	if (misfit && b->o.inode_form == EK_INODES_COMPACT) {
-		static const char *const kinds[(S_IFMT >> 12) + 1] = {
-			[S_IFREG >> 12] = "a file",   [S_IFDIR >> 12] = "a directory",
-			[S_IFLNK >> 12] = "a symlink", [S_IFCHR >> 12] = "a device",
-			[S_IFBLK >> 12] = "a device",  [S_IFIFO >> 12] = "a FIFO",
-			[S_IFSOCK >> 12] = "a socket",
-		};
-		const char *kind = kinds[(n->mode & S_IFMT) >> 12];   /* NULL for none */
-
+	if (misfit && b->o.inode_form == EK_INODES_COMPACT)
 		return err_fail(b->err, -EOVERFLOW,
-				"%s (owner %u:%u): %s, which a compact inode cannot hold (-Eforce-inode-compact)",
-				n->src_path ? n->src_path : kind ? kind : "an inode", n->uid, n->gid,
-				misfit);
-	}
-	if (!misfit && b->o.ignore_mtime && !compact_mtime_fits(b, n))
+				"%s%s (owner %u:%u): %s, which a compact inode cannot hold (-Eforce-inode-compact)",
+				n->src_path ? "" : "a ",
+				n->src_path ? n->src_path : fmt_ftype_name(fmt_ftype_of_mode(n->mode)),
+				n->uid, n->gid, misfit);
+	mtime_fits = compact_mtime_fits(b, n);
+	if (!misfit && !mtime_fits && b->o.ignore_mtime) {
 		give_way_to_epoch(b, n);
-	n->extended = misfit || !compact_mtime_fits(b, n);
+		mtime_fits = true;
+	}
+	n->extended = misfit || !mtime_fits;
 	return 0;
 }
 

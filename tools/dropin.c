@@ -170,6 +170,8 @@ static const struct row mkfs_rows[] = {
 	{ "--force-gid", VALUE, PASS, "--force-gid", NULL, "--force-gid=GID", "every file's group GID" },
 	{ "--uid-offset", VALUE, PASS, "--uid-offset", NULL, "--uid-offset=N", "N added to every owner" },
 	{ "--gid-offset", VALUE, PASS, "--gid-offset", NULL, "--gid-offset=N", "N added to every group" },
+	{ "--chunksize", VALUE, PASS, "--chunksize", NULL, "--chunksize=SIZE",
+	  "uncompressed files in SIZE-byte chunks, equal ones stored once" },
 	{ "-x", VALUE, SPECIAL, NULL, mkfs_xattr_limit, "-x -1", "no extended attributes" },
 	{ "--workers", VALUE, PASS, "--workers", NULL, "--workers=N", "compression threads" },
 	{ "--exclude-path", VALUE, PASS, "--exclude-path", NULL, "--exclude-path=PATH",

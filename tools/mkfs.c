@@ -81,6 +81,11 @@ static void usage(FILE *f)
 "  --no-xattrs           do not store extended attributes\n"
 "  --no-xattr-filter     do not write the xattr bloom filter\n"
 "  --no-sparse-chunks    store sparse files flat (holes as zero blocks)\n"
+"  --chunksize SIZE      uncompressed files chunk-based, in SIZE-byte chunks\n"
+"                        (a power of two, at least a block): chunks of zeros\n"
+"                        cost nothing and equal chunks are stored once\n"
+"                        (-E^dedupe: only the zeros); files that fit beside\n"
+"                        their inode stay there\n"
 "  --exclude-path PATH   leave PATH out, and all under it: PATH is relative\n"
 "                        to SOURCE_DIR, no leading '/' (usr/share/doc);\n"
 "                        repeatable\n"
@@ -157,8 +162,8 @@ static void progress(void *ctx, const ek_build_progress *p)
 
 enum {
 	OPT_WORKERS = 256, OPT_MKFS_TIME, OPT_ALL_ROOT, OPT_FORCE_UID,
-	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_NO_SPARSE, OPT_IGNORE_MTIME,
-	OPT_PRESERVE_MTIME, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_JSON,
+	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_NO_SPARSE, OPT_CHUNKSIZE,
+	OPT_IGNORE_MTIME, OPT_PRESERVE_MTIME, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_JSON,
 	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 };
 
@@ -180,14 +185,16 @@ static void print_json(const char *image, const ek_build_stats *st, const char *
 	       "  \"image_bytes\": %llu,\n  \"compressed_files\": %llu,\n"
 	       "  \"layouts\": {\n    \"fragment_files\": %llu,\n"
 	       "    \"fragment_tails\": %llu,\n    \"packed_bytes\": %llu,\n"
-	       "    \"inline_tails\": %llu,\n    \"dedupe_hits\": %llu\n  },\n"
+	       "    \"inline_tails\": %llu,\n    \"dedupe_hits\": %llu,\n"
+	       "    \"chunked_files\": %llu,\n    \"zero_chunks\": %llu\n  },\n"
 	       "  \"seconds\": %.3f\n}\n",
 	       (unsigned long long)st->files, (unsigned long long)st->regular_files,
 	       (unsigned long long)st->directories, (unsigned long long)st->input_bytes,
 	       (unsigned long long)st->image_bytes, (unsigned long long)st->compressed_files,
 	       (unsigned long long)st->fragment_files, (unsigned long long)st->fragment_tails,
 	       (unsigned long long)st->packed_bytes, (unsigned long long)st->inline_tails,
-	       (unsigned long long)st->dedupe_hits, st->seconds);
+	       (unsigned long long)st->dedupe_hits, (unsigned long long)st->chunked_files,
+	       (unsigned long long)st->zero_chunks, st->seconds);
 }
 
 static void print_summary(FILE *f, const char *image, const ek_build_stats *st)
@@ -198,14 +205,20 @@ static void print_summary(FILE *f, const char *image, const ek_build_stats *st)
 		(unsigned long long)st->directories,
 		(unsigned long long)st->input_bytes,
 		(unsigned long long)st->image_bytes, st->seconds);
-	if (st->fragment_files || st->fragment_tails || st->inline_tails || st->dedupe_hits)
-		fprintf(f, "%s: %llu compressed files: %llu whole in the packed inode, %llu with their tail there (%llu bytes packed), %llu with it after the inode; %llu clusters and fragments stored once for several\n",
+	if (st->compressed_files)
+		fprintf(f, "%s: %llu compressed files: %llu whole in the packed inode, %llu with their tail there (%llu bytes packed), %llu with it after the inode\n",
 			image, (unsigned long long)st->compressed_files,
 			(unsigned long long)st->fragment_files,
 			(unsigned long long)st->fragment_tails,
 			(unsigned long long)st->packed_bytes,
-			(unsigned long long)st->inline_tails,
-			(unsigned long long)st->dedupe_hits);
+			(unsigned long long)st->inline_tails);
+	if (st->chunked_files)
+		fprintf(f, "%s: %llu files chunk-based, %llu of their chunks holes\n",
+			image, (unsigned long long)st->chunked_files,
+			(unsigned long long)st->zero_chunks);
+	if (st->dedupe_hits)
+		fprintf(f, "%s: %llu clusters, fragments, chunks or files stored once for several\n",
+			image, (unsigned long long)st->dedupe_hits);
 }
 
 /* The whole of the file at path onto standard output. */
@@ -372,6 +385,7 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		{ "no-xattrs", no_argument, NULL, OPT_NO_XATTRS },
 		{ "no-xattr-filter", no_argument, NULL, OPT_NO_FILTER },
 		{ "no-sparse-chunks", no_argument, NULL, OPT_NO_SPARSE },
+		{ "chunksize", required_argument, NULL, OPT_CHUNKSIZE },
 		{ "ignore-mtime", no_argument, NULL, OPT_IGNORE_MTIME },
 		{ "preserve-mtime", no_argument, NULL, OPT_PRESERVE_MTIME },
 		{ "json", no_argument, NULL, OPT_JSON },
@@ -491,6 +505,14 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 			break;
 		case OPT_NO_SPARSE:
 			o.no_sparse_chunks = true;
+			break;
+		case OPT_CHUNKSIZE:
+			if (!cli_parse_size(optarg, &v) || v == 0 || v > UINT32_MAX) {
+				cli_error(CMD, "invalid chunk size '%s' (a power of two, at least a block)",
+					  optarg);
+				return EXIT_USAGE;
+			}
+			o.chunk_size = (uint32_t)v;
 			break;
 		case OPT_IGNORE_MTIME:
 		case OPT_PRESERVE_MTIME:

@@ -122,8 +122,8 @@ typedef struct ek_build_options {
 	uint32_t fragment_cluster;  /* the packed inode's cluster; 0: as
 	                               pcluster_size */
 	int fragdedupe;             /* enum ek_fragdedupe */
-	int dedupe;                 /* identical clusters and files stored
-	                               once (0/1) */
+	int dedupe;                 /* identical clusters, files and chunks
+	                               (chunk_size) stored once (0/1) */
 
 	/* uncompressed files: whole blocks only, no tail after the inode
 	 * (-Enoinline_data; what runtimes that read the data by block ask) */
@@ -143,6 +143,13 @@ typedef struct ek_build_options {
 
 	/* sparse files become chunk-based (holes cost no space); default on */
 	bool no_sparse_chunks;
+	/* mkfs.erofs --chunksize: every uncompressed regular file with a
+	 * data block is chunk-based, in chunks of this many bytes (a power
+	 * of two from the block size to 2 GiB): chunks of zeros cost no
+	 * space, and with dedupe (on by default here) a chunk equal to one
+	 * stored before, in any file, is stored once.  Files small enough to
+	 * sit beside their inode stay there.  Not with tar_index.  0: off */
+	uint32_t chunk_size;
 	/* the 48bit feature (mkfs.erofs -E48bit), for Linux 6.15 and later
 	 * only (older kernels refuse the image): compact inodes carry their
 	 * own mtime, in seconds after the epoch, so files whose times differ
@@ -190,9 +197,12 @@ typedef struct ek_build_stats {
 	uint64_t packed_bytes;      /* the packed inode's data, before
 	                               compression */
 	uint64_t inline_tails;      /* tails stored after their inode */
-	uint64_t dedupe_hits;       /* clusters and fragments stored once
-	                               for several users */
+	uint64_t dedupe_hits;       /* clusters, fragments and chunks stored
+	                               once for several users */
 	double seconds;
+	uint64_t chunked_files;     /* files stored chunk-based */
+	uint64_t zero_chunks;       /* chunks of a chunk-based file left as
+	                               holes (all zeros, or never written) */
 } ek_build_stats;
 
 EK_API void ek_build_options_init(ek_build_options *o);

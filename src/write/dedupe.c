@@ -1,5 +1,6 @@
 /*
- * Whole-file dedupe of uncompressed files.  Sizes first: a table of the
+ * Whole-file dedupe of uncompressed files, and the chunks of chunk-based
+ * ones.  Sizes first: a table of the
  * sizes two files or more share; then, for those only, a digest of the
  * content, read in a first pass (the second pass, the copy, reads it from
  * the page cache).
@@ -31,6 +32,7 @@ struct dedupe {
 	size_t cap;
 	struct digtab flat;         /* (digest, size) -> startblk << 1 | inline */
 	struct digtab first;        /* (digest, size) -> the first copy's tnode */
+	struct digtab chunks;       /* (digest, length) -> a chunk's block */
 	struct tnode *pending;      /* the file being written, and its digest */
 	uint8_t digest[DIGEST_SIZE];
 };
@@ -106,6 +108,7 @@ void dedupe_free(struct build *b)
 	if (d) {
 		digtab_free(&d->flat);
 		digtab_free(&d->first);
+		digtab_free(&d->chunks);
 		free(d->sizes);
 		free(d);
 		b->dedupe = NULL;
@@ -214,6 +217,19 @@ int dedupe_flat_written(struct build *b, const struct tnode *n)
 	if (digtab_add(&d->flat, d->digest, n->size, value) ||
 	    (b->lay.metabox && !n->is_copy &&
 	     digtab_add(&d->first, d->digest, n->size, (uintptr_t)n)))
+		return err_fail(b->err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+bool dedupe_chunk_find(const struct build *b, const uint8_t *digest, uint64_t len,
+		       uint64_t *blk)
+{
+	return b->dedupe && digtab_find(&b->dedupe->chunks, digest, len, blk);
+}
+
+int dedupe_chunk_stored(struct build *b, const uint8_t *digest, uint64_t len, uint64_t blk)
+{
+	if (b->dedupe && digtab_add(&b->dedupe->chunks, digest, len, blk))
 		return err_fail(b->err, -ENOMEM, "out of memory");
 	return 0;
 }

@@ -2,6 +2,7 @@
  * Identical uncompressed files stored once: a file whose size no other
  * file has cannot be a copy, so only files of a shared size are read
  * twice (once to hash them); a copy refers to the first one's blocks.
+ * The chunks of chunk-based files are keyed on as they are read.
  */
 #ifndef EK_WRITE_DEDUPE_H
 #define EK_WRITE_DEDUPE_H
@@ -30,5 +31,14 @@ bool dedupe_size_shared(const struct build *b, uint64_t size);
 int dedupe_flat(struct build *b, struct tnode *n, int fd, uint8_t *buf,
 		bool *done);
 int dedupe_flat_written(struct build *b, const struct tnode *n);
+
+/*
+ * Chunks of chunk-based files (--chunksize), by content and length:
+ * where an equal chunk was stored, or false (also without dedupe); and
+ * one just stored at blk.
+ */
+bool dedupe_chunk_find(const struct build *b, const uint8_t *digest, uint64_t len,
+		       uint64_t *blk);
+int dedupe_chunk_stored(struct build *b, const uint8_t *digest, uint64_t len, uint64_t blk);
 
 #endif

@@ -62,6 +62,8 @@ for _ in range(int(sys.argv[1])):
                 opts += ["-m", str(bs * r.randint(1, 4))]
         if r.random() < 0.25:
             opts.append("--no-sparse-chunks")
+        if r.random() < 0.25:
+            opts += ["--chunksize", str(bs << r.randint(0, 6))]
     if r.random() < 0.33:
         opts += ["--workers", str(r.randint(1, 3))]
     print(source, *opts)

@@ -1,0 +1,144 @@
+# mkfs --chunksize (mkfs.erofs's): uncompressed files chunk-based.
+# - The kernel reads every file of the fixture tree (every type, boundary
+#   sizes, holes, hard links, xattrs) plus files made to share chunks back
+#   exactly, at 4 KiB and 512-byte blocks, from a directory and from a tar,
+#   beside compression (the files left uncompressed are chunked); our
+#   fsck is clean and fsck.erofs 1.5 takes the uncompressed 4 KiB images
+#   (it knows no compressed dedupe, nor 512-byte blocks).
+# - A chunk equal to one stored before (another file's, the same file's,
+#   a last partial chunk) is stored once: the copies' extents point at the
+#   same bytes; -E^dedupe stores each again; a chunk of zeros is a hole.
+# - Files that fit beside their inode stay there.
+# - One worker or two: the same bytes.  The drop-in name: the same bytes.
+# - Bad chunk sizes and --tar=i are refused, naming the problem.
+# - mkfs.erofs 1.5's chunked image reads back equal through erofskit.
+. "$(dirname "$0")/lib.sh"
+
+command -v mkfs.erofs >/dev/null || fail "mkfs.erofs (Debian erofs-utils) is not installed"
+command -v fsck.erofs >/dev/null || fail "fsck.erofs (Debian erofs-utils) is not installed"
+E=$EROFSKIT
+cd "$T"
+
+make_compact_tree src base.json
+mkdir -p src/chunks/sub
+head -c 1000000 /dev/urandom >src/chunks/a
+cp src/chunks/a src/chunks/sub/a-copy
+# a, then a again from a chunk boundary (65536 * 16): its chunks repeat.
+{ cat src/chunks/a; head -c $((1048576 - 1000000)) /dev/zero; cat src/chunks/a; } >src/chunks/twice
+dd if=/dev/zero of=src/chunks/zeros bs=65536 count=40 status=none
+head -c 100 /dev/urandom >src/chunks/small
+manifest src tree.json
+
+# extents IMAGE PATH: "logical kind physical" per extent, from dump --json.
+extents() {
+	"$E" dump --json --path "$2" "$1" >extent.json || fail "dump $2 of $1"
+	python3 -c '
+import json, sys
+d = json.load(open("extent.json"))
+print(d["layout"])
+for e in d["extents"]:
+    print(e["logical"], e["kind"], e.get("physical", "-"))' || fail "dump --json $2 of $1"
+}
+
+# check NAME MKFS_OPTION...: build from src, then the kernel, our fsck
+# and extraction agree with the tree.
+check() {
+	local name=$1
+	shift
+	"$E" mkfs -q "$@" "$name.img" src 2>err.txt || fail "mkfs $*: $(cat err.txt)"
+	"$E" fsck -q "$name.img" || fail "mkfs $*: our fsck finds the image unclean"
+	kernel_check "$name.img" tree.json "mkfs $*"
+}
+
+note "--chunksize 65536: the kernel reads the tree back, fsck.erofs 1.5 takes it"
+check c64k --chunksize 65536
+fsck.erofs c64k.img >fsck.txt 2>&1 || fail "fsck.erofs 1.5 refuses the --chunksize image: $(cat fsck.txt)"
+extract_check c64k.img tree.json "--chunksize 65536"
+
+note "equal chunks stored once, zeros are holes, small files stay inline"
+extents c64k.img /chunks/a >a.ext
+extents c64k.img /chunks/sub/a-copy >copy.ext
+head -1 a.ext | grep -qx "chunk based" || fail "a is not chunk-based: $(head -1 a.ext)"
+diff a.ext copy.ext >&2 || fail "a copy's chunks are not a's (left: a)"
+# twice's chunks 16.. repeat a's chunks 0..: the same bytes, last partial
+# chunk included.
+awk 'NR > 1 { print $3 }' a.ext >a.phys
+extents c64k.img /chunks/twice >twice.ext
+awk 'NR > 1 && $1 >= 1048576 { print $3 }' twice.ext >twice.phys
+diff a.phys twice.phys >&2 || fail "twice's second half is stored again (left: a's chunks)"
+extents c64k.img /chunks/zeros >zeros.ext
+[ "$(awk 'NR > 1 { print $2 }' zeros.ext | sort -u)" = hole ] ||
+	fail "a file of zeros takes blocks: $(cat zeros.ext)"
+extents c64k.img /chunks/small >small.ext
+[ "$(head -1 small.ext)" = "flat inline" ] || fail "a 100-byte file is $(head -1 small.ext)"
+
+note "-E^dedupe: every chunk stored; the image grows by the copies"
+check nodedupe --chunksize 65536 -E^dedupe
+extents nodedupe.img /chunks/sub/a-copy >copy2.ext
+awk 'NR > 1 { print $3 }' copy2.ext >copy.phys
+cmp -s a.phys copy.phys && fail "-E^dedupe still shares a's chunks"
+grew=$(($(stat -c %s nodedupe.img) - $(stat -c %s c64k.img)))
+[ "$grew" -ge 2000000 ] || fail "-E^dedupe grew the image by only $grew bytes (two copies of 1 MB)"
+
+note "4 KiB chunks: smaller than the flat image, and than mkfs.erofs 1.5's"
+check c4k --chunksize 4096
+fsck.erofs c4k.img >fsck.txt 2>&1 || fail "fsck.erofs 1.5 refuses the 4 KiB chunk image: $(cat fsck.txt)"
+"$E" mkfs -q flat.img src
+[ "$(stat -c %s c4k.img)" -lt "$(stat -c %s flat.img)" ] ||
+	fail "--chunksize 4096: $(stat -c %s c4k.img) bytes, flat $(stat -c %s flat.img)"
+# mkfs.erofs 1.5 fails on the whole fixture tree with --chunksize ("Could
+# not format the device"): the files made here are its part that counts.
+"$E" mkfs -q --chunksize 4096 ours.img src/chunks
+mkfs.erofs --chunksize=4096 theirs.img src/chunks >/dev/null 2>&1 ||
+	fail "mkfs.erofs --chunksize=4096 failed"
+[ "$(stat -c %s ours.img)" -le "$(stat -c %s theirs.img)" ] ||
+	fail "--chunksize 4096: $(stat -c %s ours.img) bytes, mkfs.erofs $(stat -c %s theirs.img)"
+
+note "mkfs.erofs 1.5's chunked image reads back through erofskit"
+manifest src/chunks chunks.json
+"$E" fsck -q theirs.img || fail "our fsck finds mkfs.erofs's chunked image unclean"
+extract_check theirs.img chunks.json "mkfs.erofs --chunksize=4096"
+
+note "chunks larger than erofskit's copy buffer (4 MiB): the same rules"
+check big --chunksize 4M
+extents big.img /chunks/a >biga.ext
+extents big.img /chunks/sub/a-copy >bigcopy.ext
+diff biga.ext bigcopy.ext >&2 || fail "--chunksize 4M: a copy's chunk is not a's (left: a)"
+extents big.img /chunks/zeros >bigzeros.ext
+[ "$(awk 'NR > 1 { print $2 }' bigzeros.ext | sort -u)" = hole ] ||
+	fail "--chunksize 4M: a file of zeros takes blocks: $(cat bigzeros.ext)"
+
+note "512-byte blocks, and chunks beside compression"
+check c512 -b 512 --chunksize 512
+check zchunks -zlz4hc -E^fragments --chunksize 8192 --workers 2
+extents zchunks.img /chunks/a >za.ext
+[ "$(head -1 za.ext)" = "chunk based" ] ||
+	fail "-zlz4hc --chunksize: the random file is $(head -1 za.ext), not chunk-based"
+"$E" mkfs -q -zlz4hc -E^fragments --chunksize 8192 --workers 1 one.img src
+cmp one.img zchunks.img || fail "--workers 1 and 2 give different images"
+
+note "the drop-in name: the same image"
+"$EROFSKIT_BUILD/dropin/mkfs.erofs" --quiet --chunksize=65536 drop.img src ||
+	fail "mkfs.erofs (drop-in) --chunksize failed"
+cmp drop.img c64k.img || fail "the drop-in's --chunksize image differs"
+
+note "bad chunk sizes are refused"
+for bad in 3000 2048 0 4G x; do
+	expect_exit 2 "$E" mkfs -q --chunksize "$bad" bad.img src 2>err.txt
+	grep -q "chunk size" err.txt || fail "--chunksize $bad: $(cat err.txt)"
+done
+[ ! -e bad.img ] || fail "a refused build left an image"
+tar -C src/chunks -cf small.tar small
+expect_exit 2 "$E" mkfs -q --tar=i -b 512 --chunksize 4096 bad.img small.tar 2>err.txt
+grep -q "tar=i.*chunk size" err.txt || fail "--tar=i --chunksize: $(cat err.txt)"
+
+note "a tar source: the same files, the same bytes from a pipe"
+# (last: a tar holds no socket, so the tree loses its one)
+rm src/special/socket
+manifest src tree.json
+tar --format=posix --xattrs --acls -C src -cf src.tar .
+"$E" mkfs -q --tar --chunksize 16384 tar.img src.tar || fail "mkfs --tar --chunksize failed"
+"$E" fsck -q tar.img || fail "the tar's chunked image is not clean"
+kernel_check tar.img tree.json "mkfs --tar --chunksize 16384"
+"$E" mkfs -q --tar --chunksize 16384 pipe.img - <src.tar || fail "mkfs --tar - --chunksize failed"
+cmp tar.img pipe.img || fail "a tar from a pipe gives other bytes"

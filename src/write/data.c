@@ -3,11 +3,8 @@
  * consecutive blocks.  Layout per file:
  *   - a tail that fits beside its inode in one block is stored inline
  *     (FLAT_INLINE), everything else in whole blocks (FLAT_PLAIN);
- *   - a sparse file becomes chunk-based when that is smaller, so that its
- *     holes cost no space;
- *   - with --chunksize, every file with a data block is chunk-based: its
- *     chunks of zeros become holes, and (dedupe) a chunk stored before is
- *     pointed at again;
+ *   - a sparse file, and with --chunksize every file with a data block,
+ *     is chunk-based (chunks.c);
  *   - with a compressor, files go through compress.c.
  * Every source file is checked for changes while it is read.
  */
@@ -23,10 +20,7 @@
 #include "write/source.h"
 #include "write/tails.h"
 #include "format/ondisk.h"
-#include "util/digest.h"
 #include "util/error.h"
-
-#define COPY_BUF (1u << 20)
 
 static bool tail_fits_inline(const struct build *b, const struct tnode *n,
 			     uint64_t tail)
@@ -35,391 +29,12 @@ static bool tail_fits_inline(const struct build *b, const struct tnode *n,
 	       tnode_core_size(n) + n->xattr_size + tail <= b->blksz;
 }
 
-/* ------------------------------------------------------------ sparse */
-
-struct extent {
-	uint64_t start, end;
-};
-
-/* Data extents of a sparse file via SEEK_DATA/SEEK_HOLE, block aligned. */
-static int data_extents(struct build *b, const struct tnode *n, int fd,
-			struct extent **out, size_t *count)
-{
-	struct extent *ext = NULL;
-	size_t cap = 0, cnt = 0;
-	uint64_t pos = 0;
-
-	while (pos < n->size) {
-		off_t data = lseek(fd, (off_t)pos, SEEK_DATA), hole;
-
-		if (data < 0) {
-			if (errno == ENXIO)
-				break;
-			free(ext);
-			return err_fail(b->err, -errno, "%s: SEEK_DATA: %s", n->src_path,
-				       strerror(errno));
-		}
-		hole = lseek(fd, data, SEEK_HOLE);
-		if (hole < 0) {
-			free(ext);
-			return err_fail(b->err, -errno, "%s: SEEK_HOLE: %s", n->src_path,
-				       strerror(errno));
-		}
-		if ((uint64_t)hole > n->size)
-			hole = (off_t)n->size;
-		if (cnt == cap) {
-			struct extent *g;
-
-			cap = cap ? cap * 2 : 16;
-			g = realloc(ext, cap * sizeof(*g));
-			if (!g) {
-				free(ext);
-				return err_fail(b->err, -ENOMEM, "out of memory");
-			}
-			ext = g;
-		}
-		ext[cnt].start = (uint64_t)data / b->blksz * b->blksz;
-		ext[cnt].end = round_up_u64((uint64_t)hole, b->blksz);
-		cnt++;
-		pos = (uint64_t)hole;
-		if (hole <= data)
-			break;
-	}
-	*out = ext;
-	*count = cnt;
-	return 0;
-}
-
-/* Bytes a chunk-based layout with 2^bits chunks would cost. */
-static uint64_t chunk_cost(const struct extent *ext, size_t cnt, uint64_t size,
-			   unsigned int bits, uint64_t *nchunks)
-{
-	uint64_t chunks = div_round_up_u64(size, 1ull << bits);
-	uint64_t used = 0, last = UINT64_MAX;
-	size_t i;
-
-	for (i = 0; i < cnt; i++) {
-		uint64_t c = ext[i].start >> bits, e = (ext[i].end - 1) >> bits;
-
-		if (c == last)
-			c++;
-		if (c <= e)
-			used += e - c + 1;
-		last = e;
-	}
-	*nchunks = chunks;
-	return chunks * 4 + used * (1ull << bits);
-}
-
-/* Decide whether a sparse file goes chunk-based, and with which chunk size. */
-static int plan_chunks(struct build *b, struct tnode *n, int fd, bool *chosen);
-
-int data_plan_sparse(struct build *b, struct tnode *n, bool *chunked)
-{
-	int fd, ret;
-
-	*chunked = false;
-	if (!S_ISREG(n->mode) || !n->has_holes || b->o.no_sparse_chunks || !n->size)
-		return 0;
-	ret = source_open(b, n, &fd);
-	if (ret)
-		return ret;
-	ret = plan_chunks(b, n, fd, chunked);
-	source_close(b, fd);
-	return ret;
-}
-
-/* n's table of chunks of 2^bits bytes, each a hole until marked. */
-static int chunks_alloc(struct build *b, struct tnode *n, unsigned int bits)
-{
-	uint64_t i, count = div_round_up_u64(n->size, 1ull << bits);
-
-	/* Four bytes a chunk, counted in 32 bits with the inode's record. */
-	if (count > UINT32_MAX / 8)
-		return err_fail(b->err, -EFBIG,
-				"%s: %llu chunks of %llu bytes are more than one inode indexes: "
-				"take larger chunks", n->src_path, (unsigned long long)count,
-				(unsigned long long)(1ull << bits));
-	n->chunks = calloc(1, sizeof(*n->chunks));
-	if (n->chunks)
-		n->chunks->blocks = malloc(count * sizeof(uint32_t));
-	if (!n->chunks || !n->chunks->blocks)
-		return err_fail(b->err, -ENOMEM, "out of memory");
-	n->chunks->chunkbits = bits;
-	n->chunks->count = count;
-	for (i = 0; i < count; i++)
-		n->chunks->blocks[i] = EROFS_NULL_ADDR;
-	return 0;
-}
-
-/* The chunks [start, end) of the file overlaps hold data. */
-static void chunks_mark(struct tnode *n, uint64_t start, uint64_t end)
-{
-	uint64_t c;
-
-	for (c = start >> n->chunks->chunkbits; c <= (end - 1) >> n->chunks->chunkbits; c++)
-		n->chunks->blocks[c] = 0;   /* has data; address later */
-}
-
-static int plan_chunks(struct build *b, struct tnode *n, int fd, bool *chosen)
-{
-	uint64_t flat = round_up_u64(n->size, b->blksz), best = UINT64_MAX;
-	unsigned int bits, best_bits = 0;
-	struct extent *ext = NULL;
-	size_t cnt = 0, i;
-	uint64_t nchunks = 0, best_chunks = 0;
-	int ret = data_extents(b, n, fd, &ext, &cnt);
-
-	*chosen = false;
-	if (ret)
-		return ret;
-	if (b->o.chunk_size) {
-		/* The user's chunk size: the holes it can leave out. */
-		best_bits = (unsigned int)__builtin_ctz(b->o.chunk_size);
-	} else {
-		/* Chunk sizes from one block to 2^31 blocks (5 format bits). */
-		for (bits = b->blkszbits; bits <= b->blkszbits + 31 && bits < 48; bits++) {
-			uint64_t cost = chunk_cost(ext, cnt, n->size, bits, &nchunks);
-
-			if (cost < best) {
-				best = cost;
-				best_bits = bits;
-				best_chunks = nchunks;
-			}
-			if ((1ull << bits) >= n->size)
-				break;
-		}
-		/* Worth it only when it saves a tenth and at least a megabyte. */
-		if (best + flat / 10 >= flat || flat - best < (1u << 20) ||
-		    best_chunks > (UINT32_MAX / 8)) {
-			free(ext);
-			return 0;
-		}
-	}
-	ret = chunks_alloc(b, n, best_bits);
-	for (i = 0; i < cnt && !ret; i++)
-		chunks_mark(n, ext[i].start, ext[i].end);
-	free(ext);
-	*chosen = !ret;
-	return ret;
-}
-
 /* --chunksize: every file with a data block is chunk-based; one whose
  * data all sits beside its inode stays there (no block to share). */
 static bool chunks_wanted(const struct build *b, const struct tnode *n)
 {
 	return b->o.chunk_size &&
 	       !(n->size < b->blksz && tail_fits_inline(b, n, n->size));
-}
-
-/* ------------------------------------------------------------ copying */
-
-/* len bytes from buf, zero padded to whole blocks, at the image's byte
- * dst (buf has room: COPY_BUF is a multiple of any block). */
-static int put_blocks(struct build *b, uint8_t *buf, size_t len, uint64_t dst)
-{
-	size_t padded = (size_t)round_up_u64(len, b->blksz);
-
-	memset(buf + len, 0, padded - len);
-	return writer_pwrite(b->w, dst, buf, padded, b->err);
-}
-
-/* Copy [off, off + len) of the source to the image at block
- * b->data_blk, padding the last block with zeros. */
-static int copy_range(struct build *b, struct tnode *n, int fd, uint8_t *buf,
-		      uint64_t off, uint64_t len)
-{
-	uint64_t dst = b->data_blk << b->blkszbits;
-	uint64_t done = 0;
-
-	while (done < len) {
-		size_t want = len - done < COPY_BUF ? (size_t)(len - done) : COPY_BUF;
-		int ret = source_pread(b, n, fd, buf, want, off + done);
-
-		if (!ret)
-			ret = put_blocks(b, buf, want, dst + done);
-		if (ret)
-			return ret;
-		done += want;
-		build_progress(b, want);
-	}
-	b->data_blk += div_round_up_u64(len, b->blksz);
-	return 0;
-}
-
-/* A chunk's blocks from b->data_blk on, which a block map addresses in
- * 32 bits. */
-static int chunk_place(struct build *b, uint64_t len, uint32_t *addr)
-{
-	if (b->data_blk > UINT32_MAX - div_round_up_u64(len, b->blksz))
-		return err_fail(b->err, -EFBIG, "image too large for 32-bit block addresses");
-	*addr = (uint32_t)b->data_blk;
-	return 0;
-}
-
-static bool all_zeros(const uint8_t *p, size_t len)
-{
-	return !len || (!p[0] && !memcmp(p, p + 1, len - 1));
-}
-
-/*
- * Chunks under --chunksize, each looked at before it is stored: a chunk
- * of zeros becomes a hole, and with dedupe one equal to a chunk stored
- * before, of this file or an earlier one, points at that.
- */
-
-/* The chunk at p (len bytes, a window's) found or to be stored: *addr
- * set; a new one moved down to buf + *out, padded, for the window's
- * single write. */
-static int look_at_chunk(struct build *b, uint8_t *buf, size_t *out, const uint8_t *p,
-			 size_t len, uint32_t *addr)
-{
-	uint8_t digest[DIGEST_SIZE];
-	uint64_t found, blk = b->data_blk + *out / b->blksz;
-
-	if (all_zeros(p, len)) {
-		*addr = EROFS_NULL_ADDR;
-		b->stats->zero_chunks++;
-		return 0;
-	}
-	if (b->dedupe) {
-		digest_of(p, len, digest);
-		if (dedupe_chunk_find(b, digest, len, &found)) {
-			*addr = (uint32_t)found;
-			b->stats->dedupe_hits++;
-			return 0;
-		}
-	}
-	if (blk > UINT32_MAX - div_round_up_u64(len, b->blksz))
-		return err_fail(b->err, -EFBIG, "image too large for 32-bit block addresses");
-	*addr = (uint32_t)blk;
-	memmove(buf + *out, p, len);
-	memset(buf + *out + len, 0, (size_t)round_up_u64(len, b->blksz) - len);
-	*out += (size_t)round_up_u64(len, b->blksz);
-	return b->dedupe ? dedupe_chunk_stored(b, digest, len, blk) : 0;
-}
-
-/*
- * Chunks [first, last), no more than the copy buffer holds, read with
- * one call and their new ones written with one (4 KiB chunks one by one,
- * a read and a write each, took 1.6 times as long on the tree of small
- * files).  A window of holes alone is not read.
- */
-static int write_chunk_window(struct build *b, struct tnode *n, int fd, uint8_t *buf,
-			      uint64_t first, uint64_t last)
-{
-	struct tchunks *t = n->chunks;
-	uint64_t off = first << t->chunkbits;
-	uint64_t end = last << t->chunkbits < n->size ? last << t->chunkbits : n->size;
-	size_t out = 0;
-	uint64_t c;
-	int ret = 0;
-
-	for (c = first; c < last && t->blocks[c] == EROFS_NULL_ADDR; c++)
-		;
-	if (c < last)
-		ret = source_pread(b, n, fd, buf, (size_t)(end - off), off);
-	for (c = first; c < last && !ret; c++) {
-		uint64_t at = (c - first) << t->chunkbits, csize = 1ull << t->chunkbits;
-		size_t len = (size_t)(end - off - at < csize ? end - off - at : csize);
-
-		if (t->blocks[c] == EROFS_NULL_ADDR)
-			b->stats->zero_chunks++;
-		else
-			ret = look_at_chunk(b, buf, &out, buf + at, len, &t->blocks[c]);
-	}
-	if (!ret && out)
-		ret = writer_pwrite(b->w, b->data_blk << b->blkszbits, buf, out, b->err);
-	b->data_blk += out / b->blksz;
-	build_progress(b, end - off);
-	return ret;
-}
-
-/* A chunk larger than the copy buffer: read once to look at it, and once
- * more to copy it if it is new. */
-static int write_long_chunk(struct build *b, struct tnode *n, int fd, uint8_t *buf,
-			    uint64_t off, uint64_t len, uint32_t *addr)
-{
-	struct digest_state *s = NULL;
-	uint8_t digest[DIGEST_SIZE] = { 0 };
-	uint64_t done, found;
-	bool zeros = true;
-	int ret = 0;
-
-	if (b->dedupe && !(s = digest_begin()))
-		return err_fail(b->err, -ENOMEM, "out of memory");
-	for (done = 0; done < len && !ret; done += COPY_BUF) {
-		size_t want = len - done < COPY_BUF ? (size_t)(len - done) : COPY_BUF;
-
-		ret = source_pread(b, n, fd, buf, want, off + done);
-		if (!ret && zeros)
-			zeros = all_zeros(buf, want);
-		if (!ret && s)
-			digest_add(s, buf, want);
-	}
-	if (s)
-		digest_end(s, digest);
-	if (ret)
-		return ret;
-	if (zeros || dedupe_chunk_find(b, digest, len, &found)) {
-		*addr = zeros ? EROFS_NULL_ADDR : (uint32_t)found;
-		b->stats->zero_chunks += zeros;
-		b->stats->dedupe_hits += !zeros;
-		build_progress(b, len);
-		return 0;
-	}
-	ret = chunk_place(b, len, addr);
-	if (!ret)
-		ret = copy_range(b, n, fd, buf, off, len);
-	if (!ret && s)
-		ret = dedupe_chunk_stored(b, digest, len, *addr);
-	return ret;
-}
-
-/* Chunks one at a time: a sparse file's planned ones (copied as they
- * are), or --chunksize's larger than the copy buffer. */
-static int write_each_chunk(struct build *b, struct tnode *n, int fd, uint8_t *buf)
-{
-	struct tchunks *t = n->chunks;
-	uint64_t c, csize = 1ull << t->chunkbits;
-	int ret = 0;
-
-	for (c = 0; c < t->count && !ret; c++) {
-		uint64_t off = c * csize, len = n->size - off < csize ? n->size - off : csize;
-		uint32_t *addr = &t->blocks[c];
-
-		if (*addr == EROFS_NULL_ADDR) {
-			b->stats->zero_chunks++;
-			build_progress(b, len);
-		} else if (b->o.chunk_size) {
-			ret = write_long_chunk(b, n, fd, buf, off, len, addr);
-		} else {
-			ret = chunk_place(b, len, addr);
-			if (!ret)
-				ret = copy_range(b, n, fd, buf, off, len);
-		}
-	}
-	return ret;
-}
-
-static int write_chunked(struct build *b, struct tnode *n, int fd, uint8_t *buf)
-{
-	struct tchunks *t = n->chunks;
-	uint64_t c, per = COPY_BUF >> t->chunkbits;
-	int ret = 0;
-
-	n->layout = EROFS_LAYOUT_CHUNK_BASED;
-	b->feature_incompat |= EROFS_INCOMPAT_CHUNKED_FILE;
-	if (b->o.chunk_size && per) {
-		for (c = 0; c < t->count && !ret; c += per)
-			ret = write_chunk_window(b, n, fd, buf, c,
-						 t->count - c < per ? t->count : c + per);
-	} else {
-		ret = write_each_chunk(b, n, fd, buf);
-	}
-	n->meta_extra = (uint32_t)(t->count * 4);
-	b->stats->chunked_files++;
-	return ret;
 }
 
 static int write_flat(struct build *b, struct tnode *n, int fd, uint8_t *buf)
@@ -455,14 +70,8 @@ static int write_regular(struct build *b, struct tnode *n, uint8_t *buf)
 		return ret;
 	if (n->size == 0) {
 		n->layout = EROFS_LAYOUT_FLAT_PLAIN;
-	} else if (n->chunks) {
-		ret = write_chunked(b, n, fd, buf);
-	} else if (chunks_wanted(b, n)) {
-		ret = chunks_alloc(b, n, (unsigned int)__builtin_ctz(b->o.chunk_size));
-		if (!ret) {
-			chunks_mark(n, 0, n->size);
-			ret = write_chunked(b, n, fd, buf);
-		}
+	} else if (n->chunks || chunks_wanted(b, n)) {
+		ret = chunks_write(b, n, fd, buf);
 	} else {
 		bool copy = false;
 
@@ -526,7 +135,7 @@ int data_write_uncompressed(struct build *b, struct tnode *n)
 int data_write_one(struct build *b, struct tnode *n)
 {
 	bool chunked;
-	int ret = data_plan_sparse(b, n, &chunked);
+	int ret = chunks_plan_sparse(b, n, &chunked);
 
 	if (!ret)
 		ret = data_write_uncompressed(b, n);

@@ -19,8 +19,6 @@
 #include "write/source.h"
 #include "write/tails.h"
 
-#define COPY_BUF (1u << 20)   /* data.c's copy buffer, which we share */
-
 struct size_count {
 	uint64_t size;
 	uint32_t count;

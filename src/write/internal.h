@@ -132,12 +132,24 @@ void encode_shared_xattrs(struct build *b, uint8_t *out);
 
 /* data.c: write regular file and symlink data, choose their layouts. */
 int write_data(struct build *b);
-/* Sparse regular files: choose a chunk-based layout when it pays. */
-int data_plan_sparse(struct build *b, struct tnode *n, bool *chunked);
 /* One file or symlink, uncompressed, at b->data_blk. */
 int data_write_uncompressed(struct build *b, struct tnode *n);
 /* The same, sparse files chunked, and counted done (write_data's step). */
 int data_write_one(struct build *b, struct tnode *n);
+
+/* copy.c: the buffer files are copied through (also lent to dedupe.c and
+ * chunks.c), and [off, off + len) of n's source through it to the image
+ * at b->data_blk, which moves past it, the last block zero padded. */
+#define COPY_BUF (1u << 20)
+int copy_range(struct build *b, struct tnode *n, int fd, uint8_t *buf,
+	       uint64_t off, uint64_t len);
+
+/* chunks.c: chunk-based files.  A sparse regular file's layout, chosen
+ * when it pays (n->chunks planned) ... */
+int chunks_plan_sparse(struct build *b, struct tnode *n, bool *chunked);
+/* ... and n's data written chunk-based: as planned, else (--chunksize)
+ * every chunk holding data until looked at. */
+int chunks_write(struct build *b, struct tnode *n, int fd, uint8_t *buf);
 
 
 /* layout.c: place inode records (assign nids) and directory blocks ... */

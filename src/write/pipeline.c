@@ -682,7 +682,7 @@ static int plan_file(struct zbuilder *zb, struct tnode *n, enum plan *plan)
 	*plan = PLAN_RAW;
 	if (!S_ISREG(n->mode) || !n->size)
 		return 0;
-	ret = data_plan_sparse(b, n, &chunked);
+	ret = chunks_plan_sparse(b, n, &chunked);
 	if (ret || chunked)
 		return ret;
 	switch (b->lay.fragments) {

@@ -1,0 +1,40 @@
+/*
+ * Copying a source file's bytes into the image's data blocks, through
+ * the caller's buffer of COPY_BUF bytes (shared by data.c and
+ * chunks.c).
+ */
+#include <string.h>
+
+#include "write/internal.h"
+#include "write/source.h"
+
+
+/* buf has room for the padding: COPY_BUF is a multiple of any block. */
+static int put_blocks(struct build *b, uint8_t *buf, size_t len, uint64_t dst)
+{
+	size_t padded = (size_t)round_up_u64(len, b->blksz);
+
+	memset(buf + len, 0, padded - len);
+	return writer_pwrite(b->w, dst, buf, padded, b->err);
+}
+
+int copy_range(struct build *b, struct tnode *n, int fd, uint8_t *buf,
+	       uint64_t off, uint64_t len)
+{
+	uint64_t dst = b->data_blk << b->blkszbits;
+	uint64_t done = 0;
+
+	while (done < len) {
+		size_t want = len - done < COPY_BUF ? (size_t)(len - done) : COPY_BUF;
+		int ret = source_pread(b, n, fd, buf, want, off + done);
+
+		if (!ret)
+			ret = put_blocks(b, buf, want, dst + done);
+		if (ret)
+			return ret;
+		done += want;
+		build_progress(b, want);
+	}
+	b->data_blk += div_round_up_u64(len, b->blksz);
+	return 0;
+}

@@ -150,6 +150,10 @@ typedef struct ek_build_options {
 	 * stored before, in any file, is stored once.  Files small enough to
 	 * sit beside their inode stay there.  Not with tar_index.  0: off */
 	uint32_t chunk_size;
+	/* chunk-based files index their chunks with 8-byte chunk indexes
+	 * (mkfs.erofs -Eforce-chunk-indexes) instead of a 4-byte block map
+	 * (-Eforce-inode-blockmap, the default), for readers that want them */
+	bool chunk_indexes;
 	/* the 48bit feature (mkfs.erofs -E48bit), for Linux 6.15 and later
 	 * only (older kernels refuse the image): compact inodes carry their
 	 * own mtime, in seconds after the epoch, so files whose times differ

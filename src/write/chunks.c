@@ -1,6 +1,7 @@
 /*
  * Chunk-based files: a table of block addresses, one per chunk of 2^n
- * bytes, a hole where a chunk has no data.
+ * bytes, a hole where a chunk has no data (a 4-byte block map, or with
+ * -Eforce-chunk-indexes 8-byte chunk indexes, 8-byte aligned).
  *   - A sparse file becomes chunk-based when that is smaller, at the chunk
  *     size that costs least, so that its holes cost no space.
  *   - With --chunksize, every file with a data block is, at that size:
@@ -344,6 +345,13 @@ static int write_each_chunk(struct build *b, struct tnode *n, int fd, uint8_t *b
 	return ret;
 }
 
+uint32_t chunks_index_pad(const struct build *b, const struct tnode *n)
+{
+	uint32_t end = tnode_core_size(n) + n->xattr_size;
+
+	return b->o.chunk_indexes ? (8 - end % 8) % 8 : 0;
+}
+
 int chunks_write(struct build *b, struct tnode *n, int fd, uint8_t *buf)
 {
 	struct tchunks *t;
@@ -368,7 +376,8 @@ int chunks_write(struct build *b, struct tnode *n, int fd, uint8_t *buf)
 	} else {
 		ret = write_each_chunk(b, n, fd, buf);
 	}
-	n->meta_extra = (uint32_t)(t->count * 4);
+	n->meta_extra = chunks_index_pad(b, n) +
+			(uint32_t)(t->count * (b->o.chunk_indexes ? 8 : 4));
 	b->stats->chunked_files++;
 	return ret;
 }

@@ -150,6 +150,8 @@ int chunks_plan_sparse(struct build *b, struct tnode *n, bool *chunked);
 /* ... and n's data written chunk-based: as planned, else (--chunksize)
  * every chunk holding data until looked at. */
 int chunks_write(struct build *b, struct tnode *n, int fd, uint8_t *buf);
+/* The zero bytes between n's xattrs and its chunk table. */
+uint32_t chunks_index_pad(const struct build *b, const struct tnode *n);
 
 
 /* layout.c: place inode records (assign nids) and directory blocks ... */

@@ -29,7 +29,8 @@ static uint32_t inode_u(const struct build *b, const struct tnode *n)
 		/* Entirely inline: no block, written as NULL like mkfs. */
 		return n->nblocks ? (uint32_t)n->startblk : EROFS_NULL_ADDR;
 	case EROFS_LAYOUT_CHUNK_BASED:
-		return n->chunks->chunkbits - b->blkszbits;
+		return (n->chunks->chunkbits - b->blkszbits) |
+		       (b->o.chunk_indexes ? EROFS_CHUNK_INDEXES : 0);
 	case EROFS_LAYOUT_COMPRESSED_FULL:
 	case EROFS_LAYOUT_COMPRESSED_COMPACT:
 		return (uint32_t)n->nblocks;
@@ -87,11 +88,27 @@ static int write_directory(struct build *b, struct tnode *n, uint8_t *inline_out
 	return ret;
 }
 
+/* A block map (le32 start blocks), or chunk indexes: 8 bytes each,
+ * (startblk_hi, device_id) zero, le32 start block, after the padding
+ * that aligns them to 8 bytes.  Holes stay all-ones in either. */
+static void encode_chunk_table(const struct build *b, const struct tnode *n, uint8_t *tail)
+{
+	uint64_t i;
+
+	if (!b->o.chunk_indexes) {
+		for (i = 0; i < n->chunks->count; i++)
+			put_le32(tail + 4 * i, n->chunks->blocks[i]);
+		return;
+	}
+	tail += chunks_index_pad(b, n);
+	for (i = 0; i < n->chunks->count; i++)
+		put_le32(tail + 8 * i + 4, n->chunks->blocks[i]);
+}
+
 /* n's record into rec[n->record_size], zeroed. */
 static int encode_inode(struct build *b, struct tnode *n, uint8_t *rec)
 {
 	uint8_t *tail = rec + tnode_core_size(n) + n->xattr_size;
-	uint64_t i;
 
 	encode_core(b, n, rec);
 	if (n->xattr_size)
@@ -103,8 +120,7 @@ static int encode_inode(struct build *b, struct tnode *n, uint8_t *rec)
 	else if (n->layout == EROFS_LAYOUT_FLAT_INLINE)
 		return tail_copy(b, n, tail);
 	else if (n->layout == EROFS_LAYOUT_CHUNK_BASED)
-		for (i = 0; i < n->chunks->count; i++)
-			put_le32(tail + 4 * i, n->chunks->blocks[i]);
+		encode_chunk_table(b, n, tail);
 	else if (n->z)
 		zbuild_encode_index(b, n, rec);
 	return 0;

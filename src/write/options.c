@@ -97,60 +97,155 @@ static int parse_size_arg(const char *name, const char *arg, uint32_t *out, ek_e
 	return 0;
 }
 
+/*
+ * The -E options, one row each: the name (and how a value is spelled, for
+ * the message that lists them), and what it sets.  A setter sees whether
+ * it came as ^NAME (off) and its value, if any (only rows that spell one
+ * take one).
+ */
+typedef int (*set_fn)(ek_build_options *o, const char *name, bool off, const char *arg,
+		      ek_error *err);
+
+static int set_ztailpacking(ek_build_options *o, const char *name, bool off,
+			    const char *arg, ek_error *err)
+{
+	(void)name, (void)arg, (void)err;
+	o->ztailpacking = !off;
+	return 0;
+}
+
+static int set_fragments(ek_build_options *o, const char *name, bool off, const char *arg,
+			 ek_error *err)
+{
+	o->fragments = off ? EK_FRAGMENTS_OFF : name[0] == 'a' ? EK_FRAGMENTS_ALL :
+		       EK_FRAGMENTS_TAILS;
+	return parse_size_arg(name, arg, &o->fragment_cluster, err);
+}
+
+static int set_dedupe(ek_build_options *o, const char *name, bool off, const char *arg,
+		      ek_error *err)
+{
+	(void)name, (void)arg, (void)err;
+	o->dedupe = !off;
+	return 0;
+}
+
+static int set_fragdedupe(ek_build_options *o, const char *name, bool off, const char *arg,
+			  ek_error *err)
+{
+	(void)name;
+	if (off || (arg && !strcmp(arg, "off")))
+		o->fragdedupe = EK_FRAGDEDUPE_OFF;
+	else if (arg && !strcmp(arg, "inode"))
+		o->fragdedupe = EK_FRAGDEDUPE_INODE;
+	else if (!arg || !strcmp(arg, "full"))
+		o->fragdedupe = EK_FRAGDEDUPE_FULL;
+	else
+		return err_fail(err, -EINVAL, "-Efragdedupe=%s: inode, full or off", arg);
+	return 0;
+}
+
+/* The plain switches: a bool member, and whether NAME sets it true. */
+#define SWITCH(member, on_means)                                                        \
+	static int set_##member(ek_build_options *o, const char *name, bool off,         \
+				const char *arg, ek_error *err)                          \
+	{                                                                                \
+		(void)name, (void)arg, (void)err;                                        \
+		o->member = (on_means) != off;                                           \
+		return 0;                                                                \
+	}
+SWITCH(no_inline_data, true)
+SWITCH(format_48bit, true)
+SWITCH(no_sb_checksum, true)
+SWITCH(no_xattr_filter, false)   /* on by default here, off upstream */
+SWITCH(chunk_indexes, true)
+#undef SWITCH
+
+static int set_inline_data(ek_build_options *o, const char *name, bool off, const char *arg,
+			   ek_error *err)
+{
+	return set_no_inline_data(o, name, !off, arg, err);
+}
+
+/* ^NAME undoes only its own form, so "compact,^extended" stays compact. */
+static int set_inode_form(ek_build_options *o, const char *name, bool off, const char *arg,
+			  ek_error *err)
+{
+	int form = strcmp(name, "force-inode-compact") ? EK_INODES_EXTENDED : EK_INODES_COMPACT;
+
+	(void)arg, (void)err;
+	if (!off)
+		o->inode_form = form;
+	else if (o->inode_form == form)
+		o->inode_form = EK_INODES_FIT;
+	return 0;
+}
+
+static int set_blockmap(ek_build_options *o, const char *name, bool off, const char *arg,
+			ek_error *err)
+{
+	return set_chunk_indexes(o, name, !off, arg, err);
+}
+
+static const struct extended_option {
+	const char *name;
+	const char *value;          /* "=SIZE" and such; NULL: takes none */
+	set_fn set;
+} extended_options[] = {
+	{ "ztailpacking",         NULL,                set_ztailpacking },
+	{ "fragments",            "[=SIZE]",           set_fragments },
+	{ "all-fragments",        "[=SIZE]",           set_fragments },
+	{ "dedupe",               NULL,                set_dedupe },
+	{ "fragdedupe",           "=inode|full|off",   set_fragdedupe },
+	{ "noinline_data",        NULL,                set_no_inline_data },
+	{ "inline_data",          NULL,                set_inline_data },
+	{ "48bit",                NULL,                set_format_48bit },
+	{ "xattr-name-filter",    NULL,                set_no_xattr_filter },
+	{ "force-inode-compact",  NULL,                set_inode_form },
+	{ "force-inode-extended", NULL,                set_inode_form },
+	{ "force-chunk-indexes",  NULL,                set_chunk_indexes },
+	{ "force-inode-blockmap", NULL,                set_blockmap },
+	{ "nosbcrc",              NULL,                set_no_sb_checksum },
+};
+
+/* "-ENAME: not an extended option ... (every name)". */
+static int unknown_option(const char *name, ek_error *err)
+{
+	char list[512];
+	size_t i, len = 0;
+
+	for (i = 0; i < sizeof(extended_options) / sizeof(extended_options[0]); i++) {
+		const struct extended_option *e = &extended_options[i];
+		int w = snprintf(list + len, sizeof(list) - len, "%s%s%s", i ? ", " : "", e->name,
+				 e->value ? e->value : "");
+
+		if (w < 0 || (size_t)w >= sizeof(list) - len)
+			break;
+		len += (size_t)w;
+	}
+	return err_fail(err, -EINVAL, "-E%s: not an extended option erofskit implements (%s)",
+			name, list);
+}
+
 /* One -E option: NAME, NAME=ARG or ^NAME. */
 static int parse_one(char *tok, ek_build_options *o, ek_error *err)
 {
 	bool off = tok[0] == '^';
 	char *name = off ? tok + 1 : tok, *arg = strchr(name, '=');
+	size_t i;
 
 	if (arg)
 		*arg++ = '\0';
-	if (off && arg)
-		return err_fail(err, -EINVAL, "-E^%s takes no value", name);
-	if (!strcmp(name, "ztailpacking")) {
-		o->ztailpacking = !off;
-	} else if (!strcmp(name, "fragments") || !strcmp(name, "all-fragments")) {
-		bool all = name[0] == 'a';
+	for (i = 0; i < sizeof(extended_options) / sizeof(extended_options[0]); i++) {
+		const struct extended_option *e = &extended_options[i];
 
-		o->fragments = off ? EK_FRAGMENTS_OFF : all ? EK_FRAGMENTS_ALL : EK_FRAGMENTS_TAILS;
-		return parse_size_arg(name, arg, &o->fragment_cluster, err);
-	} else if (!strcmp(name, "dedupe")) {
-		o->dedupe = !off;
-	} else if (!strcmp(name, "fragdedupe")) {
-		if (off || (arg && !strcmp(arg, "off")))
-			o->fragdedupe = EK_FRAGDEDUPE_OFF;
-		else if (arg && !strcmp(arg, "inode"))
-			o->fragdedupe = EK_FRAGDEDUPE_INODE;
-		else if (!arg || !strcmp(arg, "full"))
-			o->fragdedupe = EK_FRAGDEDUPE_FULL;
-		else
-			return err_fail(err, -EINVAL, "-Efragdedupe=%s: inode, full or off", arg);
-		return 0;
-	} else if (!strcmp(name, "48bit")) {
-		o->format_48bit = !off;
-	} else if (!strcmp(name, "noinline_data")) {
-		o->no_inline_data = !off;
-	} else if (!strcmp(name, "inline_data")) {
-		o->no_inline_data = off;
-	} else if (!strcmp(name, "force-inode-compact") || !strcmp(name, "force-inode-extended")) {
-		int form = strcmp(name, "force-inode-compact") ? EK_INODES_EXTENDED : EK_INODES_COMPACT;
-
-		if (off)
-			o->inode_form = o->inode_form == form ? EK_INODES_FIT : o->inode_form;
-		else
-			o->inode_form = form;
-	} else if (!strcmp(name, "nosbcrc")) {
-		o->no_sb_checksum = !off;
-	} else if (!strcmp(name, "xattr-name-filter")) {
-		o->no_xattr_filter = off;   /* on by default here, off upstream */
-	} else {
-		return err_fail(err, -EINVAL,
-				"-E%s: not an extended option erofskit implements (ztailpacking, fragments[=SIZE], all-fragments[=SIZE], dedupe, fragdedupe=inode|full|off, noinline_data, 48bit, xattr-name-filter, force-inode-compact, force-inode-extended, nosbcrc)",
-				name);
+		if (strcmp(name, e->name))
+			continue;
+		if (arg && (off || !e->value))
+			return err_fail(err, -EINVAL, "-E%s%s takes no value", off ? "^" : "", name);
+		return e->set(o, name, off, arg, err);
 	}
-	if (arg)
-		return err_fail(err, -EINVAL, "-E%s takes no value", name);
-	return 0;
+	return unknown_option(name, err);
 }
 
 int ek_parse_extended_options(const char *list, ek_build_options *o, ek_error *err)

@@ -9,6 +9,8 @@
 #   a last partial chunk) is stored once: the copies' extents point at the
 #   same bytes; -E^dedupe stores each again; a chunk of zeros is a hole.
 # - Files that fit beside their inode stay there.
+# - -Eforce-chunk-indexes: the chunk format mkfs.erofs writes, 8-byte
+#   indexes after xattrs too; -Eforce-inode-blockmap undoes it.
 # - One worker or two: the same bytes.  The drop-in name: the same bytes.
 # - Bad chunk sizes and --tar=i are refused, naming the problem.
 # - mkfs.erofs 1.5's chunked image reads back equal through erofskit.
@@ -27,6 +29,8 @@ cp src/chunks/a src/chunks/sub/a-copy
 { cat src/chunks/a; head -c $((1048576 - 1000000)) /dev/zero; cat src/chunks/a; } >src/chunks/twice
 dd if=/dev/zero of=src/chunks/zeros bs=65536 count=40 status=none
 head -c 100 /dev/urandom >src/chunks/small
+# xattrs before the chunk table: -Eforce-chunk-indexes aligns it to 8
+setfattr -n user.note -v chunked src/chunks/sub/a-copy
 manifest src tree.json
 
 # extents IMAGE PATH: "logical kind physical" per extent, from dump --json.
@@ -107,6 +111,33 @@ diff biga.ext bigcopy.ext >&2 || fail "--chunksize 4M: a copy's chunk is not a's
 extents big.img /chunks/zeros >bigzeros.ext
 [ "$(awk 'NR > 1 { print $2 }' bigzeros.ext | sort -u)" = hole ] ||
 	fail "--chunksize 4M: a file of zeros takes blocks: $(cat bigzeros.ext)"
+
+# chunk_format IMAGE PATH: the chunk format (i_u's low 16 bits) in hex.
+chunk_format() {
+	"$E" dump --json --path "$2" "$1" >inode.json || fail "dump $2 of $1"
+	python3 - "$1" <<'PY'
+import json, struct, sys
+d = json.load(open("inode.json"))
+with open(sys.argv[1], "rb") as f:
+    f.seek(d["inode_offset"] + 16)
+    print("%#x" % struct.unpack("<H", f.read(2))[0])
+PY
+}
+
+note "-Eforce-chunk-indexes: 8-byte indexes, as mkfs.erofs 1.5 writes them"
+check idx --chunksize 8192 -Eforce-chunk-indexes
+fsck.erofs idx.img >fsck.txt 2>&1 || fail "fsck.erofs 1.5 refuses chunk indexes: $(cat fsck.txt)"
+mkfs.erofs --chunksize=8192 -Eforce-chunk-indexes theirs-idx.img src/chunks >/dev/null 2>&1 ||
+	fail "mkfs.erofs -Eforce-chunk-indexes failed"
+want=$(chunk_format theirs-idx.img /a)
+[ "$want" = 0x21 ] || fail "mkfs.erofs's chunk format at 8 KiB with indexes: $want (the oracle changed?)"
+for p in /chunks/a /chunks/sub/a-copy; do
+	got=$(chunk_format idx.img $p)
+	[ "$got" = "$want" ] || fail "-Eforce-chunk-indexes: $p has chunk format $got, mkfs.erofs $want"
+done
+[ "$(chunk_format c64k.img /chunks/a)" = 0x4 ] || fail "the default is not a block map of 64 KiB chunks"
+"$E" mkfs -q --chunksize 65536 -Eforce-chunk-indexes,force-inode-blockmap undone.img src
+cmp undone.img c64k.img || fail "-Eforce-inode-blockmap did not undo -Eforce-chunk-indexes"
 
 note "512-byte blocks, and chunks beside compression"
 check c512 -b 512 --chunksize 512

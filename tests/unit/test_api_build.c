@@ -2,7 +2,7 @@
  * ek_build(): the fixture build's statistics, refused builds (missing or
  * non-directory source, bad block sizes) that leave no target and keep an
  * existing one, and the fixture tree again with 512-byte blocks, -T and
- * all-root, read back through the whole API.
+ * all-root, read back through the whole API; and with chunk-based files.
  */
 #include <dirent.h>
 
@@ -154,12 +154,65 @@ static void test_build_512(void **state)
 	unlink(p);
 }
 
+/* ------------------------------------------------------------ chunks */
+
+/* chunk_size (with 8-byte indexes): every file reads back; the files with
+ * a data block are chunk-based; sizes that are no power of two, or under
+ * a block, are refused. */
+static void test_build_chunks(void **state)
+{
+	ek_build_options o;
+	ek_build_stats st;
+	ek_error err = { 0, "" };
+	ek_image *img = NULL;
+	uint8_t *buf;
+	char p[160];
+	unsigned int i;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/chunks.erofs", g.dir);
+	ek_build_options_init(&o);
+	o.chunk_size = 3000;
+	expect_error(ek_build(p, g.src, &o, NULL, &err), -EINVAL, &err);
+	assert_non_null(strstr(err.message, "chunk size 3000"));
+	o.chunk_size = 2048;
+	expect_error(ek_build(p, g.src, &o, NULL, &err), -EINVAL, &err);
+	assert_int_not_equal(access(p, F_OK), 0);
+	o.chunk_size = 8192;
+	o.chunk_indexes = true;
+	if (ek_build(p, g.src, &o, &st, &err))
+		fail_msg("ek_build: %s", err.message);
+	assert_true(st.chunked_files > 0);
+	assert_int_equal(ek_open(p, NULL, &img, &err), 0);
+	buf = malloc(SPARSE_SIZE + 1);
+	assert_non_null(buf);
+	for (i = 0; i < g.nfiles; i++) {
+		const struct srcfile *f = &g.files[i];
+		ek_inode *inode = get_in(img, f->path);
+
+		assert_int_equal(ek_read(inode, buf, f->size + 1, 0, &err), f->size);
+		assert_memory_equal(buf, f->data, f->size);
+		if (f->size > 4096) {
+			ek_inode_detail d;
+
+			ek_inode_get_detail(inode, &d);
+			assert_int_equal(d.layout, 4);                 /* chunk based */
+			assert_int_equal(d.raw_u & 0xffff, 0x21);      /* 8 KiB, indexes */
+		}
+		ek_inode_put(inode);
+	}
+	free(buf);
+	ek_close(img);
+	unlink(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_build_stats),
 		cmocka_unit_test(test_build_errors),
 		cmocka_unit_test(test_build_512),
+		cmocka_unit_test(test_build_chunks),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -147,8 +147,10 @@ typedef struct ek_build_options {
 	 * data block is chunk-based, in chunks of this many bytes (a power
 	 * of two from the block size to 2 GiB): chunks of zeros cost no
 	 * space, and with dedupe (on by default here) a chunk equal to one
-	 * stored before, in any file, is stored once.  Files small enough to
-	 * sit beside their inode stay there.  Not with tar_index.  0: off */
+	 * stored before, in any file, is stored once.  A file with neither
+	 * (with chunks of up to 1 MiB) stays flat, its tail beside its inode
+	 * where it fits, as do files small enough to sit there whole.  Not
+	 * with tar_index.  0: off */
 	uint32_t chunk_size;
 	/* chunk-based files index their chunks with 8-byte chunk indexes
 	 * (mkfs.erofs -Eforce-chunk-indexes) instead of a 4-byte block map

@@ -6,7 +6,7 @@
  *     size that costs least, so that its holes cost no space.
  *   - With --chunksize, every file with a data block is, at that size:
  *     its chunks of zeros become holes, and (dedupe) a chunk stored before
- *     is pointed at again.
+ *     is pointed at again; a file where neither happens ends up flat.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +17,7 @@
 #include "write/internal.h"
 #include "write/dedupe.h"
 #include "write/source.h"
+#include "write/tails.h"
 #include "format/ondisk.h"
 #include "util/digest.h"
 #include "util/error.h"
@@ -208,18 +209,25 @@ static bool all_zeros(const uint8_t *p, size_t len)
 /*
  * Chunks under --chunksize, each looked at before it is stored: a chunk
  * of zeros becomes a hole, and with dedupe one equal to a chunk stored
- * before, of this file or an earlier one, points at that.
+ * before, of this file or an earlier one, points at that.  While every
+ * chunk of a file is new, it is laid out as a flat file would be; if it
+ * stays so, it becomes one, its tail beside its inode where that fits
+ * (a chunk table would only cost it the index and a last block).
  */
+struct chunk_pass {
+	bool all_new;               /* every chunk so far stored, in order */
+	bool tail_inline;           /* the last block left for the inode */
+};
 
-/* The chunk at p (len bytes, a window's) found or to be stored: *addr
- * set; a new one moved down to buf + *out, padded, for the window's
- * single write. */
+/* The chunk at p (len bytes, a window's): a hole, found, or (*stored)
+ * moved down to buf + *out, padded, for the window's single write; its
+ * digest in digest when dedupe is on.  *addr set. */
 static int look_at_chunk(struct build *b, uint8_t *buf, size_t *out, const uint8_t *p,
-			 size_t len, uint32_t *addr)
+			 size_t len, uint32_t *addr, uint8_t *digest, bool *stored)
 {
-	uint8_t digest[DIGEST_SIZE];
 	uint64_t found, blk = b->data_blk + *out / b->blksz;
 
+	*stored = false;
 	if (all_zeros(p, len)) {
 		*addr = EROFS_NULL_ADDR;
 		b->stats->zero_chunks++;
@@ -239,22 +247,27 @@ static int look_at_chunk(struct build *b, uint8_t *buf, size_t *out, const uint8
 	memmove(buf + *out, p, len);
 	memset(buf + *out + len, 0, (size_t)round_up_u64(len, b->blksz) - len);
 	*out += (size_t)round_up_u64(len, b->blksz);
-	return b->dedupe ? dedupe_chunk_stored(b, digest, len, blk) : 0;
+	*stored = true;
+	return 0;
 }
 
 /*
  * Chunks [first, last), no more than the copy buffer holds, read with
  * one call and their new ones written with one (4 KiB chunks one by one,
  * a read and a write each, took 1.6 times as long on the tree of small
- * files).  A window of holes alone is not read.
+ * files).  A window of holes alone is not read.  The file's last chunk
+ * is remembered only once its fate is known: its last block may yet go
+ * to the inode.
  */
 static int write_chunk_window(struct build *b, struct tnode *n, int fd, uint8_t *buf,
-			      uint64_t first, uint64_t last)
+			      uint64_t first, uint64_t last, struct chunk_pass *pass)
 {
 	struct tchunks *t = n->chunks;
-	uint64_t off = first << t->chunkbits;
+	uint64_t off = first << t->chunkbits, csize = 1ull << t->chunkbits;
 	uint64_t end = last << t->chunkbits < n->size ? last << t->chunkbits : n->size;
-	size_t out = 0;
+	uint8_t digest[DIGEST_SIZE];
+	bool stored = false;
+	size_t out = 0, len = 0;
 	uint64_t c;
 	int ret = 0;
 
@@ -263,19 +276,55 @@ static int write_chunk_window(struct build *b, struct tnode *n, int fd, uint8_t 
 	if (c < last)
 		ret = source_pread(b, n, fd, buf, (size_t)(end - off), off);
 	for (c = first; c < last && !ret; c++) {
-		uint64_t at = (c - first) << t->chunkbits, csize = 1ull << t->chunkbits;
-		size_t len = (size_t)(end - off - at < csize ? end - off - at : csize);
+		uint64_t at = (c - first) << t->chunkbits;
 
+		len = (size_t)(end - off - at < csize ? end - off - at : csize);
+		stored = false;
 		if (t->blocks[c] == EROFS_NULL_ADDR)
 			b->stats->zero_chunks++;
 		else
-			ret = look_at_chunk(b, buf, &out, buf + at, len, &t->blocks[c]);
+			ret = look_at_chunk(b, buf, &out, buf + at, len, &t->blocks[c], digest,
+					    &stored);
+		pass->all_new = pass->all_new && stored;
+		if (!ret && stored && b->dedupe && c + 1 < t->count)
+			ret = dedupe_chunk_stored(b, digest, len, t->blocks[c]);
+	}
+	if (!ret && last == t->count) {
+		pass->tail_inline = pass->all_new &&
+				    tail_fits_inline(b, n, n->size % b->blksz) &&
+				    !dedupe_tail_given_up(b, digest, len);
+		if (pass->tail_inline) {
+			out -= b->blksz;
+			ret = dedupe_tail_giving_up(b, digest, len);
+		} else if (stored && b->dedupe) {
+			ret = dedupe_chunk_stored(b, digest, len, t->blocks[last - 1]);
+		}
 	}
 	if (!ret && out)
 		ret = writer_pwrite(b->w, b->data_blk << b->blkszbits, buf, out, b->err);
 	b->data_blk += out / b->blksz;
 	build_progress(b, end - off);
 	return ret;
+}
+
+/* Every chunk of n new, in order from its first block: a flat file. */
+static int become_flat(struct build *b, struct tnode *n, int fd, bool tail_inline)
+{
+	uint64_t tail = tail_inline ? n->size % b->blksz : 0, body = n->size - tail;
+
+	n->startblk = n->chunks->blocks[0];
+	n->nblocks = div_round_up_u64(body, b->blksz);
+	free(n->chunks->blocks);
+	free(n->chunks);
+	n->chunks = NULL;
+	n->meta_extra = 0;
+	if (!tail_inline) {
+		n->layout = EROFS_LAYOUT_FLAT_PLAIN;
+		return 0;
+	}
+	n->layout = EROFS_LAYOUT_FLAT_INLINE;
+	n->inline_size = (uint32_t)tail;
+	return tail_read(b, n, fd, body);
 }
 
 /* A chunk larger than the copy buffer: read once to look at it, and once
@@ -367,15 +416,19 @@ int chunks_write(struct build *b, struct tnode *n, int fd, uint8_t *buf)
 	t = n->chunks;
 	per = COPY_BUF >> t->chunkbits;
 
-	n->layout = EROFS_LAYOUT_CHUNK_BASED;
-	b->feature_incompat |= EROFS_INCOMPAT_CHUNKED_FILE;
 	if (b->o.chunk_size && per) {
+		struct chunk_pass pass = { .all_new = true };
+
 		for (c = 0; c < t->count && !ret; c += per)
 			ret = write_chunk_window(b, n, fd, buf, c,
-						 t->count - c < per ? t->count : c + per);
+						 t->count - c < per ? t->count : c + per, &pass);
+		if (!ret && pass.all_new)
+			return become_flat(b, n, fd, pass.tail_inline);
 	} else {
 		ret = write_each_chunk(b, n, fd, buf);
 	}
+	n->layout = EROFS_LAYOUT_CHUNK_BASED;
+	b->feature_incompat |= EROFS_INCOMPAT_CHUNKED_FILE;
 	n->meta_extra = chunks_index_pad(b, n) +
 			(uint32_t)(t->count * (b->o.chunk_indexes ? 8 : 4));
 	b->stats->chunked_files++;

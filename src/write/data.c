@@ -22,13 +22,6 @@
 #include "format/ondisk.h"
 #include "util/error.h"
 
-static bool tail_fits_inline(const struct build *b, const struct tnode *n,
-			     uint64_t tail)
-{
-	return tail && b->lay.inline_data &&
-	       tnode_core_size(n) + n->xattr_size + tail <= b->blksz;
-}
-
 /* --chunksize: every file with a data block is chunk-based; one whose
  * data all sits beside its inode stays there (no block to share). */
 static bool chunks_wanted(const struct build *b, const struct tnode *n)

@@ -183,8 +183,7 @@ int dedupe_flat(struct build *b, struct tnode *n, int fd, uint8_t *buf, bool *do
 	 * inode: this one takes the same form if its tail fits too; else
 	 * it is written out like any other file. */
 	inline_tail = found & 1;
-	if (inline_tail && !(b->lay.inline_data &&
-			     tnode_core_size(n) + n->xattr_size + tail <= b->blksz))
+	if (inline_tail && !tail_fits_inline(b, n, tail))
 		return 0;
 	n->startblk = found >> 1;
 	if (inline_tail) {
@@ -215,6 +214,24 @@ int dedupe_flat_written(struct build *b, const struct tnode *n)
 	if (digtab_add(&d->flat, d->digest, n->size, value) ||
 	    (b->lay.metabox && !n->is_copy &&
 	     digtab_add(&d->first, d->digest, n->size, (uintptr_t)n)))
+		return err_fail(b->err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* A file's last chunk given up to its inline tail is keyed apart, by
+ * this bit over its length. */
+#define TAIL_GIVEN_UP (1ull << 63)
+
+bool dedupe_tail_given_up(const struct build *b, const uint8_t *digest, uint64_t len)
+{
+	uint64_t unused;
+
+	return b->dedupe && digtab_find(&b->dedupe->chunks, digest, len | TAIL_GIVEN_UP, &unused);
+}
+
+int dedupe_tail_giving_up(struct build *b, const uint8_t *digest, uint64_t len)
+{
+	if (b->dedupe && digtab_add(&b->dedupe->chunks, digest, len | TAIL_GIVEN_UP, 0))
 		return err_fail(b->err, -ENOMEM, "out of memory");
 	return 0;
 }

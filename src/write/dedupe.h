@@ -40,5 +40,12 @@ int dedupe_flat_written(struct build *b, const struct tnode *n);
 bool dedupe_chunk_find(const struct build *b, const uint8_t *digest, uint64_t len,
 		       uint64_t *blk);
 int dedupe_chunk_stored(struct build *b, const uint8_t *digest, uint64_t len, uint64_t blk);
+/*
+ * A file of new chunks ends up flat, its last chunk's last block inline:
+ * that chunk is not one a copy could point at.  It is noted instead, and
+ * a later file ending in it stores it as a chunk, for the copies after.
+ */
+bool dedupe_tail_given_up(const struct build *b, const uint8_t *digest, uint64_t len);
+int dedupe_tail_giving_up(struct build *b, const uint8_t *digest, uint64_t len);
 
 #endif

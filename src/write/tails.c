@@ -41,6 +41,12 @@ static int spill(struct build *b, struct tnode *n, const uint8_t *buf)
 	return 0;
 }
 
+bool tail_fits_inline(const struct build *b, const struct tnode *n, uint64_t tail)
+{
+	return tail && b->lay.inline_data &&
+	       tnode_core_size(n) + n->xattr_size + tail <= b->blksz;
+}
+
 int tail_read(struct build *b, struct tnode *n, int fd, uint64_t off)
 {
 	uint8_t *buf = malloc(n->inline_size ? n->inline_size : 1);

@@ -8,7 +8,9 @@
 # - A chunk equal to one stored before (another file's, the same file's,
 #   a last partial chunk) is stored once: the copies' extents point at the
 #   same bytes; -E^dedupe stores each again; a chunk of zeros is a hole.
-# - Files that fit beside their inode stay there.
+# - Files that fit beside their inode stay there; a file none of whose
+#   chunks is shared or zeros is stored flat, its tail inline (here only
+#   chunks of up to the copy buffer, 1 MiB, are looked at so).
 # - -Eforce-chunk-indexes: the chunk format mkfs.erofs writes, 8-byte
 #   indexes after xattrs too; -Eforce-inode-blockmap undoes it.
 # - One worker or two: the same bytes.  The drop-in name: the same bytes.
@@ -25,6 +27,11 @@ make_compact_tree src base.json
 mkdir -p src/chunks/sub
 head -c 1000000 /dev/urandom >src/chunks/a
 cp src/chunks/a src/chunks/sub/a-copy
+cp src/chunks/a src/chunks/a2
+# three copies of a file of one partial chunk
+head -c 10000 /dev/urandom >src/chunks/p1
+cp src/chunks/p1 src/chunks/p2
+cp src/chunks/p1 src/chunks/p3
 # a, then a again from a chunk boundary (65536 * 16): its chunks repeat.
 { cat src/chunks/a; head -c $((1048576 - 1000000)) /dev/zero; cat src/chunks/a; } >src/chunks/twice
 dd if=/dev/zero of=src/chunks/zeros bs=65536 count=40 status=none
@@ -59,17 +66,32 @@ check c64k --chunksize 65536
 fsck.erofs c64k.img >fsck.txt 2>&1 || fail "fsck.erofs 1.5 refuses the --chunksize image: $(cat fsck.txt)"
 extract_check c64k.img tree.json "--chunksize 65536"
 
-note "equal chunks stored once, zeros are holes, small files stay inline"
+note "equal chunks stored once, zeros are holes, new files flat, small files inline"
+# a's chunks are all new: it is stored flat, its tail after its inode.
 extents c64k.img /chunks/a >a.ext
+[ "$(head -1 a.ext)" = "flat inline" ] || fail "a file of new chunks is $(head -1 a.ext), not flat"
+start=$(awk 'NR == 2 { print $3 }' a.ext)
+# Its copy, and twice's second half, point at a's blocks chunk by chunk
+# (15 whole chunks); their last, partial chunk (a's is inline) once.
 extents c64k.img /chunks/sub/a-copy >copy.ext
-head -1 a.ext | grep -qx "chunk based" || fail "a is not chunk-based: $(head -1 a.ext)"
-diff a.ext copy.ext >&2 || fail "a copy's chunks are not a's (left: a)"
-# twice's chunks 16.. repeat a's chunks 0..: the same bytes, last partial
-# chunk included.
-awk 'NR > 1 { print $3 }' a.ext >a.phys
+[ "$(head -1 copy.ext)" = "chunk based" ] || fail "a's copy is $(head -1 copy.ext)"
 extents c64k.img /chunks/twice >twice.ext
+for i in $(seq 0 14); do echo $((start + i * 65536)); done >a.phys
+awk 'NR > 1 && NR <= 16 { print $3 }' copy.ext >copy.phys
+diff a.phys copy.phys >&2 || fail "a copy's chunks are not a's blocks (left: a's)"
 awk 'NR > 1 && $1 >= 1048576 { print $3 }' twice.ext >twice.phys
-diff a.phys twice.phys >&2 || fail "twice's second half is stored again (left: a's chunks)"
+[ "$(wc -l <twice.phys)" = 16 ] || fail "twice's second half is not 16 chunks: $(cat twice.ext)"
+head -15 twice.phys | diff a.phys - >&2 || fail "twice's second half is stored again (left: a's)"
+[ "$(tail -1 twice.phys)" = "$(awk 'NR == 17 { print $3 }' copy.ext)" ] ||
+	fail "the partial last chunk of a's copy and of twice is stored twice"
+# p1 is flat, its tail inline, so its chunk is not one to point at; p2
+# stores it (flat too, all its chunks new); p3 points at p2's.
+for p in p1 p2 p3; do extents c64k.img /chunks/$p >$p.ext; done
+[ "$(head -1 p1.ext)" = "flat inline" ] || fail "p1 is $(head -1 p1.ext)"
+[ "$(head -1 p2.ext)" = "flat plain" ] || fail "p2 is $(head -1 p2.ext), not flat with its chunk whole"
+[ "$(head -1 p3.ext)" = "chunk based" ] || fail "p3 is $(head -1 p3.ext)"
+[ "$(awk 'NR == 2 { print $3 }' p2.ext)" = "$(awk 'NR == 2 { print $3 }' p3.ext)" ] ||
+	fail "p3's chunk is not p2's blocks: $(cat p2.ext p3.ext)"
 extents c64k.img /chunks/zeros >zeros.ext
 [ "$(awk 'NR > 1 { print $2 }' zeros.ext | sort -u)" = hole ] ||
 	fail "a file of zeros takes blocks: $(cat zeros.ext)"
@@ -79,8 +101,7 @@ extents c64k.img /chunks/small >small.ext
 note "-E^dedupe: every chunk stored; the image grows by the copies"
 check nodedupe --chunksize 65536 -E^dedupe
 extents nodedupe.img /chunks/sub/a-copy >copy2.ext
-awk 'NR > 1 { print $3 }' copy2.ext >copy.phys
-cmp -s a.phys copy.phys && fail "-E^dedupe still shares a's chunks"
+[ "$(head -1 copy2.ext)" = "flat inline" ] || fail "-E^dedupe: a's copy is $(head -1 copy2.ext), not flat"
 grew=$(($(stat -c %s nodedupe.img) - $(stat -c %s c64k.img)))
 [ "$grew" -ge 2000000 ] || fail "-E^dedupe grew the image by only $grew bytes (two copies of 1 MB)"
 
@@ -108,6 +129,7 @@ check big --chunksize 4M
 extents big.img /chunks/a >biga.ext
 extents big.img /chunks/sub/a-copy >bigcopy.ext
 diff biga.ext bigcopy.ext >&2 || fail "--chunksize 4M: a copy's chunk is not a's (left: a)"
+[ "$(head -1 biga.ext)" = "chunk based" ] || fail "--chunksize 4M: a is $(head -1 biga.ext)"
 extents big.img /chunks/zeros >bigzeros.ext
 [ "$(awk 'NR > 1 { print $2 }' bigzeros.ext | sort -u)" = hole ] ||
 	fail "--chunksize 4M: a file of zeros takes blocks: $(cat bigzeros.ext)"
@@ -131,20 +153,25 @@ mkfs.erofs --chunksize=8192 -Eforce-chunk-indexes theirs-idx.img src/chunks >/de
 	fail "mkfs.erofs -Eforce-chunk-indexes failed"
 want=$(chunk_format theirs-idx.img /a)
 [ "$want" = 0x21 ] || fail "mkfs.erofs's chunk format at 8 KiB with indexes: $want (the oracle changed?)"
-for p in /chunks/a /chunks/sub/a-copy; do
+for p in /chunks/sub/a-copy /chunks/twice; do
 	got=$(chunk_format idx.img $p)
 	[ "$got" = "$want" ] || fail "-Eforce-chunk-indexes: $p has chunk format $got, mkfs.erofs $want"
 done
-[ "$(chunk_format c64k.img /chunks/a)" = 0x4 ] || fail "the default is not a block map of 64 KiB chunks"
+[ "$(chunk_format c64k.img /chunks/twice)" = 0x4 ] || fail "the default is not a block map of 64 KiB chunks"
 "$E" mkfs -q --chunksize 65536 -Eforce-chunk-indexes,force-inode-blockmap undone.img src
 cmp undone.img c64k.img || fail "-Eforce-inode-blockmap did not undo -Eforce-chunk-indexes"
 
 note "512-byte blocks, and chunks beside compression"
 check c512 -b 512 --chunksize 512
 check zchunks -zlz4hc -E^fragments --chunksize 8192 --workers 2
+# a does not compress: it is stored as it is, flat; a2, its copy right
+# after it, is stored chunk-based over a's blocks.
 extents zchunks.img /chunks/a >za.ext
-[ "$(head -1 za.ext)" = "chunk based" ] ||
-	fail "-zlz4hc --chunksize: the random file is $(head -1 za.ext), not chunk-based"
+extents zchunks.img /chunks/a2 >za2.ext
+[ "$(head -1 za2.ext)" = "chunk based" ] ||
+	fail "-zlz4hc --chunksize: a's copy a2 is $(head -1 za2.ext), not chunk-based"
+[ "$(awk 'NR == 2 { print $3 }' za.ext)" = "$(awk 'NR == 2 { print $3 }' za2.ext)" ] ||
+	fail "-zlz4hc --chunksize: a2's chunks are not a's blocks"
 "$E" mkfs -q -zlz4hc -E^fragments --chunksize 8192 --workers 1 one.img src
 cmp one.img zchunks.img || fail "--workers 1 and 2 give different images"
 

@@ -121,7 +121,8 @@ static int chunks_alloc(struct build *b, struct tnode *n, unsigned int bits)
 {
 	uint64_t i, count = div_round_up_u64(n->size, 1ull << bits);
 
-	/* Four bytes a chunk, counted in 32 bits with the inode's record. */
+	/* Up to eight bytes a chunk, counted in 32 bits with the inode's
+	 * record. */
 	if (count > UINT32_MAX / 8)
 		return err_fail(b->err, -EFBIG,
 				"%s: %llu chunks of %llu bytes are more than one inode indexes: "

@@ -106,28 +106,12 @@ static int parse_size_arg(const char *name, const char *arg, uint32_t *out, ek_e
 typedef int (*set_fn)(ek_build_options *o, const char *name, bool off, const char *arg,
 		      ek_error *err);
 
-static int set_ztailpacking(ek_build_options *o, const char *name, bool off,
-			    const char *arg, ek_error *err)
-{
-	(void)name, (void)arg, (void)err;
-	o->ztailpacking = !off;
-	return 0;
-}
-
 static int set_fragments(ek_build_options *o, const char *name, bool off, const char *arg,
 			 ek_error *err)
 {
 	o->fragments = off ? EK_FRAGMENTS_OFF : name[0] == 'a' ? EK_FRAGMENTS_ALL :
 		       EK_FRAGMENTS_TAILS;
 	return parse_size_arg(name, arg, &o->fragment_cluster, err);
-}
-
-static int set_dedupe(ek_build_options *o, const char *name, bool off, const char *arg,
-		      ek_error *err)
-{
-	(void)name, (void)arg, (void)err;
-	o->dedupe = !off;
-	return 0;
 }
 
 static int set_fragdedupe(ek_build_options *o, const char *name, bool off, const char *arg,
@@ -145,7 +129,8 @@ static int set_fragdedupe(ek_build_options *o, const char *name, bool off, const
 	return 0;
 }
 
-/* The plain switches: a bool member, and whether NAME sets it true. */
+/* The plain switches: a member set to 1 or 0 (true or false), and
+ * whether NAME sets it to 1. */
 #define SWITCH(member, on_means)                                                        \
 	static int set_##member(ek_build_options *o, const char *name, bool off,         \
 				const char *arg, ek_error *err)                          \
@@ -154,6 +139,8 @@ static int set_fragdedupe(ek_build_options *o, const char *name, bool off, const
 		o->member = (on_means) != off;                                           \
 		return 0;                                                                \
 	}
+SWITCH(ztailpacking, true)
+SWITCH(dedupe, true)
 SWITCH(no_inline_data, true)
 SWITCH(format_48bit, true)
 SWITCH(no_sb_checksum, true)

@@ -48,7 +48,7 @@ expect mkfs.json 'j["regular_files"]' 3
 expect mkfs.json 'j["directories"]' 3
 expect mkfs.json 'j["input_bytes"]' $((6 + 2 * $(stat -c %s src/d/b) + 1))
 expect mkfs.json 'sorted(j)' "['compressed_files', 'directories', 'error', 'image', 'image_bytes', 'inodes', 'input_bytes', 'layouts', 'regular_files', 'result', 'seconds']"
-expect mkfs.json 'sorted(j["layouts"])' "['dedupe_hits', 'fragment_files', 'fragment_tails', 'inline_tails', 'packed_bytes']"
+expect mkfs.json 'sorted(j["layouts"])' "['chunked_files', 'dedupe_hits', 'fragment_files', 'fragment_tails', 'inline_tails', 'packed_bytes', 'zero_chunks']"
 # a.txt whole in the packed inode, b's tail there, its copy stored once
 expect mkfs.json 'j["layouts"]["fragment_files"] >= 1 and j["layouts"]["fragment_tails"] >= 1' True
 expect mkfs.json 'j["layouts"]["dedupe_hits"] > 0' True
@@ -56,6 +56,15 @@ expect mkfs.json 'j["layouts"]["inline_tails"]' 0
 # the user's files, not the packed inode
 expect mkfs.json 'j["compressed_files"]' 3
 expect mkfs.json 'isinstance(j["seconds"], float)' True
+expect mkfs.json 'j["layouts"]["chunked_files"] + j["layouts"]["zero_chunks"]' 0
+# --chunksize: b is new, so flat; its copy points at b's whole chunks
+# (b's last, partial one went inline with b, so the copy stores its own)
+"$E" mkfs --json --chunksize 4096 chunks.img src >chunks.json 2>mkfs.err ||
+	fail "mkfs --json --chunksize failed: $(cat mkfs.err)"
+expect chunks.json 'j["layouts"]["chunked_files"]' 1
+expect chunks.json 'j["layouts"]["dedupe_hits"]' $(($(stat -c %s src/d/b) / 4096))
+expect chunks.json 'j["layouts"]["zero_chunks"]' 0
+expect chunks.json 'j["compressed_files"]' 0
 
 rc=0
 "$E" mkfs --json out.img no-such-dir >bad.json 2>bad.err || rc=$?

@@ -192,19 +192,38 @@ static int plan_chunks(struct build *b, struct tnode *n, int fd, bool *chosen)
 	return ret;
 }
 
-/* A chunk's blocks from b->data_blk on, which a block map addresses in
- * 32 bits. */
-static int chunk_place(struct build *b, uint64_t len, uint32_t *addr)
+/* A chunk's blocks from blk on, which a block map addresses in 32 bits. */
+static int chunk_place(struct build *b, uint64_t blk, uint64_t len, uint32_t *addr)
 {
-	if (b->data_blk > UINT32_MAX - div_round_up_u64(len, b->blksz))
+	if (blk > UINT32_MAX - div_round_up_u64(len, b->blksz))
 		return err_fail(b->err, -EFBIG, "image too large for 32-bit block addresses");
-	*addr = (uint32_t)b->data_blk;
+	*addr = (uint32_t)blk;
 	return 0;
 }
 
 static bool all_zeros(const uint8_t *p, size_t len)
 {
 	return !len || (!p[0] && !memcmp(p, p + 1, len - 1));
+}
+
+/* A chunk of zeros is a hole, and with dedupe one stored before is
+ * pointed at: *addr set and counted, or false for a new chunk. */
+static bool chunk_known(struct build *b, bool zeros, const uint8_t *digest, uint64_t len,
+			uint32_t *addr)
+{
+	uint64_t found;
+
+	if (zeros) {
+		*addr = EROFS_NULL_ADDR;
+		b->stats->zero_chunks++;
+		return true;
+	}
+	if (b->dedupe && dedupe_chunk_find(b, digest, len, &found)) {
+		*addr = (uint32_t)found;
+		b->stats->dedupe_hits++;
+		return true;
+	}
+	return false;
 }
 
 /*
@@ -226,25 +245,17 @@ struct chunk_pass {
 static int look_at_chunk(struct build *b, uint8_t *buf, size_t *out, const uint8_t *p,
 			 size_t len, uint32_t *addr, uint8_t *digest, bool *stored)
 {
-	uint64_t found, blk = b->data_blk + *out / b->blksz;
+	bool zeros = all_zeros(p, len);
+	int ret;
 
 	*stored = false;
-	if (all_zeros(p, len)) {
-		*addr = EROFS_NULL_ADDR;
-		b->stats->zero_chunks++;
-		return 0;
-	}
-	if (b->dedupe) {
+	if (!zeros && b->dedupe)
 		digest_of(p, len, digest);
-		if (dedupe_chunk_find(b, digest, len, &found)) {
-			*addr = (uint32_t)found;
-			b->stats->dedupe_hits++;
-			return 0;
-		}
-	}
-	if (blk > UINT32_MAX - div_round_up_u64(len, b->blksz))
-		return err_fail(b->err, -EFBIG, "image too large for 32-bit block addresses");
-	*addr = (uint32_t)blk;
+	if (chunk_known(b, zeros, digest, len, addr))
+		return 0;
+	ret = chunk_place(b, b->data_blk + *out / b->blksz, len, addr);
+	if (ret)
+		return ret;
 	memmove(buf + *out, p, len);
 	memset(buf + *out + len, 0, (size_t)round_up_u64(len, b->blksz) - len);
 	*out += (size_t)round_up_u64(len, b->blksz);
@@ -335,7 +346,7 @@ static int write_long_chunk(struct build *b, struct tnode *n, int fd, uint8_t *b
 {
 	struct digest_state *s = NULL;
 	uint8_t digest[DIGEST_SIZE] = { 0 };
-	uint64_t done, found;
+	uint64_t done;
 	bool zeros = true;
 	int ret = 0;
 
@@ -354,14 +365,11 @@ static int write_long_chunk(struct build *b, struct tnode *n, int fd, uint8_t *b
 		digest_end(s, digest);
 	if (ret)
 		return ret;
-	if (zeros || dedupe_chunk_find(b, digest, len, &found)) {
-		*addr = zeros ? EROFS_NULL_ADDR : (uint32_t)found;
-		b->stats->zero_chunks += zeros;
-		b->stats->dedupe_hits += !zeros;
+	if (chunk_known(b, zeros, digest, len, addr)) {
 		build_progress(b, len);
 		return 0;
 	}
-	ret = chunk_place(b, len, addr);
+	ret = chunk_place(b, b->data_blk, len, addr);
 	if (!ret)
 		ret = copy_range(b, n, fd, buf, off, len);
 	if (!ret && s)
@@ -387,7 +395,7 @@ static int write_each_chunk(struct build *b, struct tnode *n, int fd, uint8_t *b
 		} else if (b->o.chunk_size) {
 			ret = write_long_chunk(b, n, fd, buf, off, len, addr);
 		} else {
-			ret = chunk_place(b, len, addr);
+			ret = chunk_place(b, b->data_blk, len, addr);
 			if (!ret)
 				ret = copy_range(b, n, fd, buf, off, len);
 		}

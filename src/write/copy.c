@@ -8,7 +8,6 @@
 #include "write/internal.h"
 #include "write/source.h"
 
-
 /* buf has room for the padding: COPY_BUF is a multiple of any block. */
 static int put_blocks(struct build *b, uint8_t *buf, size_t len, uint64_t dst)
 {

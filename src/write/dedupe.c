@@ -1,9 +1,8 @@
 /*
  * Whole-file dedupe of uncompressed files, and the chunks of chunk-based
- * ones.  Sizes first: a table of the
- * sizes two files or more share; then, for those only, a digest of the
- * content, read in a first pass (the second pass, the copy, reads it from
- * the page cache).
+ * ones.  Whole files: sizes first, a table of the sizes two files or more
+ * share; then, for those only, a digest of the content, read in a first
+ * pass (the second pass, the copy, reads it from the page cache).
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -23,16 +23,10 @@
 #include "write/internal.h"
 #include "write/dirent.h"
 #include "write/slots.h"
+#include "write/tails.h"
 #include "format/dir.h"
 #include "format/ondisk.h"
 #include "util/error.h"
-
-static bool tail_fits_inline(const struct build *b, const struct tnode *n,
-			     uint64_t tail)
-{
-	return tail && b->lay.inline_data &&
-	       tnode_core_size(n) + n->xattr_size + tail <= b->blksz;
-}
 
 static int size_directory(struct build *b, struct tnode *n)
 {

@@ -14,6 +14,7 @@
 #include "util/error.h"
 #include "write/compress.h"
 #include "write/fragments.h"
+#include "write/tails.h"
 #include "write/zinternal.h"
 
 /* Dedupe keys tell apart the same bytes stored as different pclusters. */
@@ -221,9 +222,7 @@ static bool worthwhile(const struct build *b, const struct zfile *f, const struc
 	uint64_t tail_bytes = tail->kind == TAIL_NONE && tail->held ?
 			      (uint64_t)tail->held->blocks << b->blkszbits :
 			      tail->kind == TAIL_FRAGMENT ? tail->packed_estimate : tail->len;
-	uint64_t rest = n->size % b->blksz;
-	uint64_t flat = rest && b->lay.inline_data &&
-			tnode_core_size(n) + n->xattr_size + rest <= b->blksz ?
+	uint64_t flat = tail_fits_inline(b, n, n->size % b->blksz) ?
 			n->size : round_up_u64(n->size, b->blksz);
 
 	if (tail->kind == TAIL_FRAGMENT && tail->la == 0)

@@ -324,13 +324,42 @@ static int build_to_stdout(enum source_kind kind, const char *source, const ek_b
 	return ret;
 }
 
+/* A size-like option's value, up to 32 bits (0 only where zero_ok), or an
+ * error naming what it was for and what it may be. */
+static bool size_option(const char *arg, bool zero_ok, const char *what, const char *hint,
+			uint32_t *out)
+{
+	uint64_t v;
+
+	if (cli_parse_size(arg, &v) && (v || zero_ok) && v <= UINT32_MAX) {
+		*out = (uint32_t)v;
+		return true;
+	}
+	cli_error(CMD, "invalid %s '%s'%s", what, arg, hint);
+	return false;
+}
+
+/* The member an owner option (--force-uid ... --gid-offset) sets. */
+static int64_t *id_option(ek_build_options *o, int opt)
+{
+	switch (opt) {
+	case OPT_FORCE_UID:
+		return &o->force_uid;
+	case OPT_FORCE_GID:
+		return &o->force_gid;
+	case OPT_UID_OFFSET:
+		return &o->uid_offset;
+	default:
+		return &o->gid_offset;
+	}
+}
+
 /* -m SIZE[:ALG]: the metabox's cluster; ALG is checked once -z is known. */
 static int parse_metabox(const char *arg, ek_build_options *o, const char **alg)
 {
 	char size[32];
 	const char *colon = strchr(arg, ':');
 	size_t len = colon ? (size_t)(colon - arg) : strlen(arg);
-	uint64_t v;
 
 	if (len >= sizeof(size)) {
 		cli_error(CMD, "invalid metabox cluster size '%s'", arg);
@@ -338,12 +367,9 @@ static int parse_metabox(const char *arg, ek_build_options *o, const char **alg)
 	}
 	memcpy(size, arg, len);
 	size[len] = '\0';
-	if (!cli_parse_size(size, &v) || v == 0 || v > UINT32_MAX) {
-		cli_error(CMD, "invalid metabox cluster size '%s' (a block multiple up to 1M)",
-			  size);
+	if (!size_option(size, false, "metabox cluster size", " (a block multiple up to 1M)",
+			 &o->metabox_cluster))
 		return -1;
-	}
-	o->metabox_cluster = (uint32_t)v;
 	*alg = colon ? colon + 1 : NULL;
 	return 0;
 }
@@ -409,7 +435,7 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 	const char *sde, *image, *source, *oci = NULL, *oci_layers = NULL, *metabox_alg = NULL;
 	enum source_kind kind;
 	ek_error err;
-	uint64_t v;
+	uint32_t workers;
 	int64_t iv;
 	int c, ret;
 
@@ -418,11 +444,8 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 	while ((c = cli_getopt(CMD, argc, argv, "b:z:C:m:E:T:U:L:qh", longopts)) != -1) {
 		switch (c) {
 		case 'b':
-			if (!cli_parse_size(optarg, &v) || v > UINT32_MAX) {
-				cli_error(CMD, "invalid block size '%s'", optarg);
+			if (!size_option(optarg, true, "block size", "", &o.block_size))
 				return EXIT_USAGE;
-			}
-			o.block_size = (uint32_t)v;
 			block_size_set = true;
 			break;
 		case 'z':
@@ -436,12 +459,9 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 				return EXIT_USAGE;
 			break;
 		case 'C':
-			if (!cli_parse_size(optarg, &v) || v == 0 || v > UINT32_MAX) {
-				cli_error(CMD, "invalid cluster size '%s' (a block multiple up to 1M)",
-					  optarg);
+			if (!size_option(optarg, false, "cluster size", " (a block multiple up to 1M)",
+					 &o.pcluster_size))
 				return EXIT_USAGE;
-			}
-			o.pcluster_size = (uint32_t)v;
 			break;
 		case 'E':
 			if (ek_parse_extended_options(optarg, &o, &err)) {
@@ -450,11 +470,9 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 			}
 			break;
 		case OPT_WORKERS:
-			if (!cli_parse_size(optarg, &v) || v == 0 || v > UINT32_MAX) {
-				cli_error(CMD, "invalid worker count '%s'", optarg);
+			if (!size_option(optarg, false, "worker count", "", &workers))
 				return EXIT_USAGE;
-			}
-			o.workers = (unsigned int)v;
+			o.workers = workers;
 			break;
 		case 'T':
 			if (!cli_parse_int(optarg, &iv)) {
@@ -497,8 +515,7 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 					  optarg);
 				return EXIT_USAGE;
 			}
-			*(c == OPT_FORCE_UID ? &o.force_uid : c == OPT_FORCE_GID ? &o.force_gid :
-			  c == OPT_UID_OFFSET ? &o.uid_offset : &o.gid_offset) = iv;
+			*id_option(&o, c) = iv;
 			break;
 		case OPT_NO_XATTRS:
 			o.no_xattrs = true;
@@ -510,12 +527,9 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 			o.no_sparse_chunks = true;
 			break;
 		case OPT_CHUNKSIZE:
-			if (!cli_parse_size(optarg, &v) || v == 0 || v > UINT32_MAX) {
-				cli_error(CMD, "invalid chunk size '%s' (a power of two, at least a block)",
-					  optarg);
+			if (!size_option(optarg, false, "chunk size",
+					 " (a power of two, at least a block)", &o.chunk_size))
 				return EXIT_USAGE;
-			}
-			o.chunk_size = (uint32_t)v;
 			break;
 		case OPT_IGNORE_MTIME:
 		case OPT_PRESERVE_MTIME:

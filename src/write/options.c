@@ -99,44 +99,47 @@ static int parse_size_arg(const char *name, const char *arg, uint32_t *out, ek_e
 
 /*
  * The -E options, one row each: the name (and how a value is spelled, for
- * the message that lists them), and what it sets.  A setter sees whether
- * it came as ^NAME (off) and its value, if any (only rows that spell one
- * take one).
+ * the message that lists them), and what it sets.  A setter sees the
+ * option as given: its name, whether it came as ^NAME (off), and its
+ * value, if any (only rows that spell one take one).
  */
-typedef int (*set_fn)(ek_build_options *o, const char *name, bool off, const char *arg,
-		      ek_error *err);
+struct option_use {
+	const char *name;
+	bool off;
+	const char *arg;            /* NULL: none given */
+	ek_error *err;
+};
 
-static int set_fragments(ek_build_options *o, const char *name, bool off, const char *arg,
-			 ek_error *err)
+typedef int (*set_fn)(ek_build_options *o, const struct option_use *u);
+
+static int set_fragments(ek_build_options *o, const struct option_use *u)
 {
-	o->fragments = off ? EK_FRAGMENTS_OFF : name[0] == 'a' ? EK_FRAGMENTS_ALL :
+	o->fragments = u->off ? EK_FRAGMENTS_OFF : u->name[0] == 'a' ? EK_FRAGMENTS_ALL :
 		       EK_FRAGMENTS_TAILS;
-	return parse_size_arg(name, arg, &o->fragment_cluster, err);
+	return parse_size_arg(u->name, u->arg, &o->fragment_cluster, u->err);
 }
 
-static int set_fragdedupe(ek_build_options *o, const char *name, bool off, const char *arg,
-			  ek_error *err)
+static int set_fragdedupe(ek_build_options *o, const struct option_use *u)
 {
-	(void)name;
-	if (off || (arg && !strcmp(arg, "off")))
+	const char *arg = u->arg;
+
+	if (u->off || (arg && !strcmp(arg, "off")))
 		o->fragdedupe = EK_FRAGDEDUPE_OFF;
 	else if (arg && !strcmp(arg, "inode"))
 		o->fragdedupe = EK_FRAGDEDUPE_INODE;
 	else if (!arg || !strcmp(arg, "full"))
 		o->fragdedupe = EK_FRAGDEDUPE_FULL;
 	else
-		return err_fail(err, -EINVAL, "-Efragdedupe=%s: inode, full or off", arg);
+		return err_fail(u->err, -EINVAL, "-Efragdedupe=%s: inode, full or off", arg);
 	return 0;
 }
 
 /* The plain switches: a member set to 1 or 0 (true or false), and
  * whether NAME sets it to 1. */
 #define SWITCH(member, on_means)                                                        \
-	static int set_##member(ek_build_options *o, const char *name, bool off,         \
-				const char *arg, ek_error *err)                          \
+	static int set_##member(ek_build_options *o, const struct option_use *u)         \
 	{                                                                                \
-		(void)name, (void)arg, (void)err;                                        \
-		o->member = (on_means) != off;                                           \
+		o->member = (on_means) != u->off;                                        \
 		return 0;                                                                \
 	}
 SWITCH(ztailpacking, true)
@@ -148,20 +151,19 @@ SWITCH(no_xattr_filter, false)   /* on by default here, off upstream */
 SWITCH(chunk_indexes, true)
 #undef SWITCH
 
-static int set_inline_data(ek_build_options *o, const char *name, bool off, const char *arg,
-			   ek_error *err)
+static int set_inline_data(ek_build_options *o, const struct option_use *u)
 {
-	return set_no_inline_data(o, name, !off, arg, err);
+	o->no_inline_data = u->off;
+	return 0;
 }
 
 /* ^NAME undoes only its own form, so "compact,^extended" stays compact. */
-static int set_inode_form(ek_build_options *o, const char *name, bool off, const char *arg,
-			  ek_error *err)
+static int set_inode_form(ek_build_options *o, const struct option_use *u)
 {
-	int form = strcmp(name, "force-inode-compact") ? EK_INODES_EXTENDED : EK_INODES_COMPACT;
+	int form = strcmp(u->name, "force-inode-compact") ? EK_INODES_EXTENDED :
+		   EK_INODES_COMPACT;
 
-	(void)arg, (void)err;
-	if (!off)
+	if (!u->off)
 		o->inode_form = form;
 	else if (o->inode_form == form)
 		o->inode_form = EK_INODES_FIT;
@@ -170,11 +172,9 @@ static int set_inode_form(ek_build_options *o, const char *name, bool off, const
 
 /* The block map is the default: ^force-inode-blockmap leaves the form as
  * it is, so "force-chunk-indexes,^force-inode-blockmap" keeps indexes. */
-static int set_blockmap(ek_build_options *o, const char *name, bool off, const char *arg,
-			ek_error *err)
+static int set_blockmap(ek_build_options *o, const struct option_use *u)
 {
-	(void)name, (void)arg, (void)err;
-	if (!off)
+	if (!u->off)
 		o->chunk_indexes = false;
 	return 0;
 }
@@ -224,10 +224,12 @@ static int parse_one(char *tok, ek_build_options *o, ek_error *err)
 {
 	bool off = tok[0] == '^';
 	char *name = off ? tok + 1 : tok, *arg = strchr(name, '=');
+	struct option_use use = { .name = name, .off = off, .err = err };
 	size_t i;
 
 	if (arg)
 		*arg++ = '\0';
+	use.arg = arg;
 	for (i = 0; i < sizeof(extended_options) / sizeof(extended_options[0]); i++) {
 		const struct extended_option *e = &extended_options[i];
 
@@ -235,7 +237,7 @@ static int parse_one(char *tok, ek_build_options *o, ek_error *err)
 			continue;
 		if (arg && (off || !e->value))
 			return err_fail(err, -EINVAL, "-E%s%s takes no value", off ? "^" : "", name);
-		return e->set(o, name, off, arg, err);
+		return e->set(o, &use);
 	}
 	return unknown_option(name, err);
 }

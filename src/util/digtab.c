@@ -43,7 +43,11 @@ static int grow(struct digtab *t)
 	struct digtab old = *t;
 	size_t i;
 
-	t->cap = old.cap ? old.cap * 2 : 1024;
+	/* Small at first: a table per compressed file (zfile.c's pclusters
+	 * not yet committed) mostly holds one entry, and 1,024 slots
+	 * cleared for each cost a sanitized build of 8,000 small files
+	 * an mmap apiece. */
+	t->cap = old.cap ? old.cap * 2 : 16;
 	t->slots = calloc(t->cap, sizeof(*t->slots));
 	if (!t->slots) {
 		*t = old;

@@ -108,18 +108,15 @@ static int write_symlink(struct build *b, struct tnode *n)
 
 int data_write_uncompressed(struct build *b, struct tnode *n)
 {
-	uint8_t *buf;
 	int ret;
 
 	if (S_ISLNK(n->mode))
 		return write_symlink(b, n);
 	if (!S_ISREG(n->mode))
 		return 0;
-	buf = malloc(COPY_BUF);
-	if (!buf)
+	if (!b->copy_buf && !(b->copy_buf = malloc(COPY_BUF)))
 		return err_fail(b->err, -ENOMEM, "out of memory");
-	ret = write_regular(b, n, buf);
-	free(buf);
+	ret = write_regular(b, n, b->copy_buf);
 	if (!ret && b->data_blk > UINT32_MAX)
 		ret = err_fail(b->err, -EFBIG, "image exceeds 2^32 blocks of %u bytes", b->blksz);
 	return ret;

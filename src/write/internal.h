@@ -81,6 +81,10 @@ struct build {
 	int tails_fd;              /* the rest, or -1 */
 	uint64_t tails_spilled;    /* bytes in it */
 	bool no_shared_xattrs;     /* xattr sizes fixed as inodes arrive */
+	uint8_t *copy_buf;         /* COPY_BUF bytes files are copied through
+	                              (data.c), taken once: one per file cost
+	                              a sanitized build of 24,000 small files
+	                              an mmap each */
 	struct timespec started;
 };
 

@@ -206,6 +206,8 @@ void build_cleanup(struct build *b)
 	zbuild_teardown(b);
 	packed_close(b);
 	tails_close(b);
+	free(b->copy_buf);
+	b->copy_buf = NULL;
 	digtab_free(&b->pclusters);
 	dedupe_free(b);
 	tree_free(&b->tree);

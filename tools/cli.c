@@ -65,34 +65,6 @@ int cli_exit_code(int code)
 	return ek_is_image_error(code) ? EXIT_CORRUPT : EXIT_USAGE;
 }
 
-bool cli_parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned int shift = 0;
-
-	if (!s || !*s || *s == '-')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return false;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: break;
-	}
-	if (*end == 'i' || *end == 'B')
-		end++;
-	if (*end == 'B')
-		end++;
-	if (*end || (shift && v > (~0ull >> shift)))
-		return false;
-	*out = (uint64_t)v << shift;
-	return true;
-}
-
 bool cli_parse_int(const char *s, int64_t *out)
 {
 	char *end;

@@ -70,9 +70,8 @@ int cli_remote_options(const char *cmd, const char *list, ek_open_options *oo);
 int cli_getopt(const char *cmd, int argc, char **argv, const char *optstring,
 	       const struct option *longopts);
 
-/* Parse an unsigned number with an optional K/M/G suffix (powers of 2).
- * Returns false on garbage or overflow. */
-bool cli_parse_size(const char *s, uint64_t *out);
+/* Sizes: ek_parse_size (the library's, so -E...=SIZE and -C SIZE read
+ * alike). */
 /* Parse a plain integer (may be negative). */
 bool cli_parse_int(const char *s, int64_t *out);
 

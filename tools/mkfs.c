@@ -112,6 +112,8 @@ static void usage(FILE *f)
 "  -q, --quiet           no summary\n"
 "  -h, --help            this text\n"
 "\n"
+"A SIZE or BYTES is a number of bytes, or takes K, M or G: 65536, 64K and\n"
+"0x10000 are the same size.\n\n"
 "SOURCE_DATE_EPOCH, when set and -T is not given, is the build time and\n"
 "clamps newer mtimes, as reproducible-builds.org recommends.\n"
 "\n"
@@ -331,7 +333,7 @@ static bool size_option(const char *arg, bool zero_ok, const char *what, const c
 {
 	uint64_t v;
 
-	if (cli_parse_size(arg, &v) && (v || zero_ok) && v <= UINT32_MAX) {
+	if (!ek_parse_size(arg, &v) && (v || zero_ok) && v <= UINT32_MAX) {
 		*out = (uint32_t)v;
 		return true;
 	}

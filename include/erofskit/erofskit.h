@@ -316,6 +316,15 @@ EK_API ssize_t ek_xattr_list(ek_inode *inode, char *buf, size_t size, ek_error *
 EK_API ssize_t ek_xattr_get(ek_inode *inode, const char *name, void *buf,
 			    size_t size, ek_error *err);
 
+/* ------------------------------------------------------------ sizes */
+
+/* A byte count as a user writes it: a number (decimal, or 0x... hex)
+ * with an optional K, M or G (powers of two), "KiB" and "B" allowed:
+ * "65536", "64K", "64KiB", "1M".  0, or -EINVAL for anything else or
+ * more than 64 bits.  Every size in an option string (ek_parse_extended_options,
+ * ek_parse_compressor's dictsize=) is read this way. */
+EK_API int ek_parse_size(const char *text, uint64_t *out);
+
 /* ------------------------------------------------------------ errors */
 
 /* Describe a negative error code ("image is corrupt" for -EUCLEAN). */

@@ -58,11 +58,11 @@ int ek_parse_compressor(const char *spec, ek_build_options *o, ek_error *err)
 		if (!strncmp(tok, "level=", 6)) {
 			val = tok + 6;
 		} else if (!strncmp(tok, "dictsize=", 9)) {
-			unsigned long long d = strtoull(tok + 9, &end, 0);
+			uint64_t d;
 
 			if (!c->dict_max)
 				return err_fail(err, -EINVAL, "%s takes no dictsize", c->name);
-			if (*end || d < c->dict_min || d > c->dict_max)
+			if (ek_parse_size(tok + 9, &d) || d < c->dict_min || d > c->dict_max)
 				return err_fail(err, -EINVAL, "dictsize '%s': %s takes %u to %u bytes",
 						tok + 9, c->name, c->dict_min, c->dict_max);
 			o->dict_size = (uint32_t)d;
@@ -81,18 +81,19 @@ int ek_parse_compressor(const char *spec, ek_build_options *o, ek_error *err)
 
 /* ------------------------------------------------------------ -E */
 
+/* -ENAME=SIZE: a pcluster size, spelled as -C's is ("64K", "1M"). */
 static int parse_size_arg(const char *name, const char *arg, uint32_t *out, ek_error *err)
 {
-	char *end;
-	unsigned long long v;
+	uint64_t v;
 
 	if (!arg) {
 		*out = 0;
 		return 0;
 	}
-	v = strtoull(arg, &end, 0);
-	if (end == arg || *end || v > EROFS_MAX_PCLUSTER_BYTES)
-		return err_fail(err, -EINVAL, "-E%s=%s: a cluster size up to 1 MiB", name, arg);
+	if (ek_parse_size(arg, &v) || v > EROFS_MAX_PCLUSTER_BYTES)
+		return err_fail(err, -EINVAL,
+				"-E%s=%s: not a cluster size (bytes up to 1 MiB: 65536, 64K, 1M)",
+				name, arg);
 	*out = (uint32_t)v;
 	return 0;
 }
@@ -136,26 +137,21 @@ static int set_fragdedupe(ek_build_options *o, const struct option_use *u)
 
 /* The plain switches: a member set to 1 or 0 (true or false), and
  * whether NAME sets it to 1. */
-#define SWITCH(member, on_means)                                                        \
-	static int set_##member(ek_build_options *o, const struct option_use *u)         \
+#define SWITCH(setter, member, on_means)                                                \
+	static int setter(ek_build_options *o, const struct option_use *u)               \
 	{                                                                                \
 		o->member = (on_means) != u->off;                                        \
 		return 0;                                                                \
 	}
-SWITCH(ztailpacking, true)
-SWITCH(dedupe, true)
-SWITCH(no_inline_data, true)
-SWITCH(format_48bit, true)
-SWITCH(no_sb_checksum, true)
-SWITCH(no_xattr_filter, false)   /* on by default here, off upstream */
-SWITCH(chunk_indexes, true)
+SWITCH(set_ztailpacking, ztailpacking, true)
+SWITCH(set_dedupe, dedupe, true)
+SWITCH(set_no_inline_data, no_inline_data, true)
+SWITCH(set_inline_data, no_inline_data, false)
+SWITCH(set_48bit, format_48bit, true)
+SWITCH(set_no_sb_checksum, no_sb_checksum, true)
+SWITCH(set_xattr_filter, no_xattr_filter, false)   /* on by default here, off upstream */
+SWITCH(set_chunk_indexes, chunk_indexes, true)
 #undef SWITCH
-
-static int set_inline_data(ek_build_options *o, const struct option_use *u)
-{
-	o->no_inline_data = u->off;
-	return 0;
-}
 
 /* ^NAME undoes only its own form, so "compact,^extended" stays compact. */
 static int set_inode_form(ek_build_options *o, const struct option_use *u)
@@ -191,8 +187,8 @@ static const struct extended_option {
 	{ "fragdedupe",           "=inode|full|off",   set_fragdedupe },
 	{ "noinline_data",        NULL,                set_no_inline_data },
 	{ "inline_data",          NULL,                set_inline_data },
-	{ "48bit",                NULL,                set_format_48bit },
-	{ "xattr-name-filter",    NULL,                set_no_xattr_filter },
+	{ "48bit",                NULL,                set_48bit },
+	{ "xattr-name-filter",    NULL,                set_xattr_filter },
 	{ "force-inode-compact",  NULL,                set_inode_form },
 	{ "force-inode-extended", NULL,                set_inode_form },
 	{ "force-chunk-indexes",  NULL,                set_chunk_indexes },
@@ -224,14 +220,13 @@ static int parse_one(char *tok, ek_build_options *o, ek_error *err)
 {
 	bool off = tok[0] == '^';
 	char *name = off ? tok + 1 : tok, *arg = strchr(name, '=');
-	struct option_use use = { .name = name, .off = off, .err = err };
 	size_t i;
 
 	if (arg)
 		*arg++ = '\0';
-	use.arg = arg;
 	for (i = 0; i < sizeof(extended_options) / sizeof(extended_options[0]); i++) {
 		const struct extended_option *e = &extended_options[i];
+		const struct option_use use = { .name = name, .off = off, .arg = arg, .err = err };
 
 		if (strcmp(name, e->name))
 			continue;

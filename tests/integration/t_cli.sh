@@ -65,6 +65,8 @@ usage_error "$E" mkfs -L ééééééééé out.img src        # 9 characters, 1
 usage_error "$E" mkfs --workers 0 out.img src;          says 0
 usage_error "$E" mkfs --workers abc out.img src
 usage_error "$E" mkfs -E bogus out.img src
+usage_error "$E" mkfs -zlz4hc -Efragments=2M out.img src; says "-Efragments=2M: not a cluster size"
+usage_error "$E" mkfs -zlzma,dictsize=1Q out.img src;   says "dictsize '1Q'"
 usage_error "$E" mkfs -z lz4,level=99 out.img src;      says 99
 usage_error "$E" mkfs -z lz4 -C 5000 out.img src;       says 5000   # not a block multiple
 usage_error "$E" mkfs -z nosuchalg out.img src;         says nosuchalg
@@ -79,6 +81,14 @@ usage_error "$E" mkfs no-such-dir/out.img src;          says "no-such-dir/out.im
 [ "$("$E" dump --json out.img | python3 -c 'import json,sys; print(json.load(sys.stdin)["label"])')" = 012345678901234 ] ||
 	fail "the 15-byte label was not stored whole"
 rm out.img
+# A size is spelled the same wherever one is taken: -C, -E...=SIZE,
+# dictsize=.
+"$E" mkfs -q -zlzma,dictsize=65536 -C 65536 -Eall-fragments=16384 bytes.img src ||
+	fail "sizes in bytes were refused"
+"$E" mkfs -q -zlzma,dictsize=64K -C 64KiB -Eall-fragments=16K suffixed.img src ||
+	fail "sizes with K suffixes were refused"
+cmp bytes.img suffixed.img || fail "64K and 65536 made different images"
+rm bytes.img suffixed.img
 for bs in 512 1024 2048 4096; do
 	"$E" mkfs -q -b $bs out.img src || fail "-b $bs was refused"
 	"$E" fsck -q out.img || fail "-b $bs image fails fsck"

@@ -15,6 +15,7 @@
 #include "read/internal.h"
 #include "read/readahead.h"
 #include "read/remote.h"
+#include "read/zcache.h"
 #include "read/zdecode.h"
 #include "util/pool.h"
 
@@ -222,6 +223,7 @@ static int open_common(struct io *io, const ek_open_options *opts,
 	img->io = io;
 	img->size = io->size;
 	ctxpool_init(&img->zbufs, zbuf_new, zbuf_free);
+	ctxpool_init(&img->batches, zcache_batch_new, zcache_batch_free);
 	img->bad = bad_extents_create();
 	/* Best effort: without it metadata is read straight from the image. */
 	cache_create(BLOCKS_METACACHE_BYTES, 256u << 10, &img->metacache, NULL);
@@ -357,6 +359,7 @@ void ek_close(ek_image *img)
 	free(img->metabox);
 	engine_destroy(img->engine);
 	ctxpool_fini(&img->zbufs);
+	ctxpool_fini(&img->batches);
 	io_close(img->io);
 	free(img);
 }

@@ -70,6 +70,7 @@ struct ek_image {
 	ek_inode *packed;
 
 	struct ctxpool zbufs;          /* scratch buffers for decompression */
+	struct ctxpool batches;        /* zcache.c's batches of extents */
 	struct bad_extents *bad;           /* extents that failed to decode */
 	struct cache *metacache;    /* 4 KiB blocks of metadata */
 	struct cache *cache;        /* decompressed clusters, may be NULL */

@@ -10,6 +10,10 @@
 
 #include "read/internal.h"
 
+/* The image's pool of batches (img->batches) makes and frees them. */
+void *zcache_batch_new(void);
+void zcache_batch_free(void *batch);
+
 /* Make sure the compressed extents of [off, end) are cached, or being
  * decoded by another thread (cache_wait() for those). */
 int zcache_fill(ek_inode *inode, uint64_t off, uint64_t end, ek_error *err);

@@ -1,4 +1,5 @@
 /* Shared helpers of the subcommands. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -63,6 +64,21 @@ int cli_exit_code(int code)
 	if (!code)
 		return EXIT_OK;
 	return ek_is_image_error(code) ? EXIT_CORRUPT : EXIT_USAGE;
+}
+
+bool cli_parse_count(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !isdigit((unsigned char)s[0]))
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return false;
+	*out = v;
+	return true;
 }
 
 bool cli_parse_int(const char *s, int64_t *out)

@@ -70,8 +70,10 @@ int cli_remote_options(const char *cmd, const char *list, ek_open_options *oo);
 int cli_getopt(const char *cmd, int argc, char **argv, const char *optstring,
 	       const struct option *longopts);
 
-/* Sizes: ek_parse_size (the library's, so -E...=SIZE and -C SIZE read
- * alike). */
+/* Sizes go through the library's ek_parse_size, so that -C 64K and
+ * -Efragments=64K read alike.  A count (workers, seconds, retries) is
+ * decimal digits alone: no sign, no suffix. */
+bool cli_parse_count(const char *s, uint64_t *out);
 /* Parse a plain integer (may be negative). */
 bool cli_parse_int(const char *s, int64_t *out);
 

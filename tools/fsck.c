@@ -205,7 +205,7 @@ int cmd_fsck(int argc, char **argv)
 			co.no_xattrs = true;
 			break;
 		case OPT_WORKERS:
-			if (ek_parse_size(optarg, &v) || v == 0 || v > UINT32_MAX) {
+			if (!cli_parse_count(optarg, &v) || v == 0 || v > UINT32_MAX) {
 				cli_error(CMD, "invalid worker count '%s'", optarg);
 				return EXIT_USAGE;
 			}

@@ -437,7 +437,7 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 	const char *sde, *image, *source, *oci = NULL, *oci_layers = NULL, *metabox_alg = NULL;
 	enum source_kind kind;
 	ek_error err;
-	uint32_t workers;
+	uint64_t count;
 	int64_t iv;
 	int c, ret;
 
@@ -472,9 +472,11 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 			}
 			break;
 		case OPT_WORKERS:
-			if (!size_option(optarg, false, "worker count", "", &workers))
+			if (!cli_parse_count(optarg, &count) || count == 0 || count > UINT32_MAX) {
+				cli_error(CMD, "invalid worker count '%s'", optarg);
 				return EXIT_USAGE;
-			o.workers = workers;
+			}
+			o.workers = (unsigned int)count;
 			break;
 		case 'T':
 			if (!cli_parse_int(optarg, &iv)) {

@@ -33,7 +33,7 @@ static bool parse_seconds(const char *s, unsigned int *ms)
 {
 	uint64_t v;
 
-	if (ek_parse_size(s, &v) || v == 0 || v > 86400)
+	if (!cli_parse_count(s, &v) || v == 0 || v > 86400)
 		return false;
 	*ms = (unsigned int)v * 1000u;
 	return true;
@@ -109,7 +109,7 @@ int cli_remote_option(const char *cmd, const char *tok, ek_open_options *oo)
 			return -1;
 		}
 	} else if (!strncmp(tok, "retries=", 8)) {
-		if (ek_parse_size(tok + 8, &v) || v > 100) {
+		if (!cli_parse_count(tok + 8, &v) || v > 100) {
 			cli_error(cmd, "option '%s': a count from 0 to 100", tok);
 			return -1;
 		}

@@ -64,6 +64,7 @@ usage_error "$E" mkfs -L 0123456789abcdef out.img src;  says 15
 usage_error "$E" mkfs -L ééééééééé out.img src        # 9 characters, 18 bytes
 usage_error "$E" mkfs --workers 0 out.img src;          says 0
 usage_error "$E" mkfs --workers abc out.img src
+usage_error "$E" mkfs --workers 2K out.img src;         says "worker count '2K'"   # a count, not a size
 usage_error "$E" mkfs -E bogus out.img src
 usage_error "$E" mkfs -zlz4hc -Efragments=2M out.img src; says "-Efragments=2M: not a cluster size"
 usage_error "$E" mkfs -zlzma,dictsize=1Q out.img src;   says "dictsize '1Q'"
@@ -102,6 +103,7 @@ usage_error "$E" fsck good.img extra;        says "usage: erofskit fsck"
 usage_error "$E" fsck --extract;             says extract
 usage_error "$E" fsck --workers 0 good.img;  says 0
 usage_error "$E" fsck --workers x good.img
+usage_error "$E" fsck --workers 0x2 good.img; says 0x2
 usage_error "$E" fsck --engine bogus good.img;  says bogus
 usage_error env EROFSKIT_LZMA_ENGINE=bogus "$E" fsck good.img; says EROFSKIT_LZMA_ENGINE
 usage_error env EROFSKIT_ENGINE=liblzma "$E" fsck good.img; says "unknown deflate decoder"

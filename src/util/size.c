@@ -40,7 +40,7 @@ int ek_parse_size(const char *text, uint64_t *out)
 		end++;
 	if (shift && *end == 'i')   /* KiB, MiB, GiB */
 		end++;
-	if (*end == 'B' || *end == 'b')
+	if (*end == 'B')
 		end++;
 	if (*end || v > (~0ull >> shift))
 		return -EINVAL;

@@ -24,9 +24,10 @@ _mounts=()
 # python3, resolved once per test: where python3 is a version manager's
 # shim (pyenv's, as on this project's CI machines) every start costs some
 # 0.3 s more than the interpreter's own 0.05 s, and the suite starts
-# python thousands of times.  A wrapper that execs the interpreter by its
-# path (a virtualenv's stays one) comes first in PATH, in a directory of
-# its own so that nothing a test does in $T meets it.
+# python over a thousand times (release suite: 978 s with the shim, 640 s
+# without).  A wrapper that execs the interpreter by its path (a
+# virtualenv's stays one) comes first in PATH, in a directory of its own
+# so that nothing a test does in $T meets it.
 _pybin=$(mktemp -d /tmp/erofskit-python.XXXXXX)
 _python=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || _python=
 if [ -n "$_python" ] && [ -x "$_python" ]; then

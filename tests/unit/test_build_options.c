@@ -27,6 +27,7 @@ static void test_sizes(void **state)
 	};
 	static const char *const bad[] = {
 		"", "-1", " 1", "+1", "K", "1T", "1KK", "1Mx", "1 M", "1.5M",
+		"64Kb",                  /* kilobits, to some */
 		"18446744073709551616",  /* 2^64 */
 		"17179869184G",          /* 2^64 after the shift */
 	};

@@ -66,21 +66,6 @@ int cli_exit_code(int code)
 	return ek_is_image_error(code) ? EXIT_CORRUPT : EXIT_USAGE;
 }
 
-bool cli_parse_count(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || !isdigit((unsigned char)s[0]))
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return false;
-	*out = v;
-	return true;
-}
-
 bool cli_parse_int(const char *s, int64_t *out)
 {
 	char *end;
@@ -93,6 +78,17 @@ bool cli_parse_int(const char *s, int64_t *out)
 	if (errno || *end)
 		return false;
 	*out = v;
+	return true;
+}
+
+bool cli_parse_count(const char *s, uint32_t min, uint32_t max, uint32_t *out)
+{
+	int64_t v;
+
+	/* Digits first: cli_parse_int takes a sign and leading blanks. */
+	if (!s || !isdigit((unsigned char)s[0]) || !cli_parse_int(s, &v) || v < min || v > max)
+		return false;
+	*out = (uint32_t)v;
 	return true;
 }
 

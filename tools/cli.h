@@ -71,11 +71,12 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *optstring,
 	       const struct option *longopts);
 
 /* Sizes go through the library's ek_parse_size, so that -C 64K and
- * -Efragments=64K read alike.  A count (workers, seconds, retries) is
- * decimal digits alone: no sign, no suffix. */
-bool cli_parse_count(const char *s, uint64_t *out);
+ * -Efragments=64K read alike. */
 /* Parse a plain integer (may be negative). */
 bool cli_parse_int(const char *s, int64_t *out);
+/* A count (workers, seconds, retries) from min to max: decimal digits
+ * alone, no sign, no suffix. */
+bool cli_parse_count(const char *s, uint32_t min, uint32_t max, uint32_t *out);
 
 /* Progress on stderr, redrawn at most ten times a second, only when
  * stderr is a terminal.  Without escape sequences (the line is cleared

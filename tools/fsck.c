@@ -184,7 +184,6 @@ int cmd_fsck(int argc, char **argv)
 	char *problems = NULL;
 	size_t problems_len = 0;
 	ek_error err;
-	uint64_t v;
 	int c, ret;
 
 	ek_open_options_init(&oo);
@@ -205,11 +204,10 @@ int cmd_fsck(int argc, char **argv)
 			co.no_xattrs = true;
 			break;
 		case OPT_WORKERS:
-			if (!cli_parse_count(optarg, &v) || v == 0 || v > UINT32_MAX) {
+			if (!cli_parse_count(optarg, 1, UINT32_MAX, &co.workers)) {
 				cli_error(CMD, "invalid worker count '%s'", optarg);
 				return EXIT_USAGE;
 			}
-			co.workers = (unsigned int)v;
 			break;
 		case OPT_ENGINE:
 			if (ek_open_options_set_engine(&oo, optarg, &err)) {

@@ -437,7 +437,6 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 	const char *sde, *image, *source, *oci = NULL, *oci_layers = NULL, *metabox_alg = NULL;
 	enum source_kind kind;
 	ek_error err;
-	uint64_t count;
 	int64_t iv;
 	int c, ret;
 
@@ -472,11 +471,10 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 			}
 			break;
 		case OPT_WORKERS:
-			if (!cli_parse_count(optarg, &count) || count == 0 || count > UINT32_MAX) {
+			if (!cli_parse_count(optarg, 1, UINT32_MAX, &o.workers)) {
 				cli_error(CMD, "invalid worker count '%s'", optarg);
 				return EXIT_USAGE;
 			}
-			o.workers = (unsigned int)count;
 			break;
 		case 'T':
 			if (!cli_parse_int(optarg, &iv)) {

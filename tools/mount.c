@@ -527,9 +527,8 @@ static int parse_options(const char *arg, ek_open_options *oo, struct mount_ctx 
 				return -1;
 			}
 		} else if (!strncmp(tok, "workers=", 8)) {
-			if (!cli_parse_count(tok + 8, &v) || v == 0 || v > UINT32_MAX)
+			if (!cli_parse_count(tok + 8, 1, UINT32_MAX, &oo->workers))
 				goto bad;
-			oo->workers = (unsigned int)v;
 		} else if (!strncmp(tok, "uid=", 4) || !strncmp(tok, "gid=", 4)) {
 			if (!cli_parse_int(tok + 4, &iv) || iv < 0 || iv > UINT32_MAX)
 				goto bad;

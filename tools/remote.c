@@ -31,11 +31,11 @@ static const char *keep(const char *s)
 
 static bool parse_seconds(const char *s, unsigned int *ms)
 {
-	uint64_t v;
+	uint32_t v;
 
-	if (!cli_parse_count(s, &v) || v == 0 || v > 86400)
+	if (!cli_parse_count(s, 1, 86400, &v))
 		return false;
-	*ms = (unsigned int)v * 1000u;
+	*ms = v * 1000u;
 	return true;
 }
 
@@ -55,6 +55,7 @@ static char *realpath_dir(const char *dir)
 int cli_remote_option(const char *cmd, const char *tok, ek_open_options *oo)
 {
 	uint64_t v;
+	uint32_t count;
 
 	if (!strcmp(tok, "insecure")) {
 		oo->http.insecure = 1;
@@ -109,11 +110,11 @@ int cli_remote_option(const char *cmd, const char *tok, ek_open_options *oo)
 			return -1;
 		}
 	} else if (!strncmp(tok, "retries=", 8)) {
-		if (!cli_parse_count(tok + 8, &v) || v > 100) {
+		if (!cli_parse_count(tok + 8, 0, 100, &count)) {
 			cli_error(cmd, "option '%s': a count from 0 to 100", tok);
 			return -1;
 		}
-		oo->http.retries = v ? (unsigned int)v : EK_HTTP_NO_RETRIES;
+		oo->http.retries = count ? count : EK_HTTP_NO_RETRIES;
 	} else {
 		return 0;
 	}

@@ -226,13 +226,13 @@ static int parse_one(char *tok, ek_build_options *o, ek_error *err)
 		*arg++ = '\0';
 	for (i = 0; i < sizeof(extended_options) / sizeof(extended_options[0]); i++) {
 		const struct extended_option *e = &extended_options[i];
-		const struct option_use use = { .name = name, .off = off, .arg = arg, .err = err };
 
 		if (strcmp(name, e->name))
 			continue;
 		if (arg && (off || !e->value))
 			return err_fail(err, -EINVAL, "-E%s%s takes no value", off ? "^" : "", name);
-		return e->set(o, &use);
+		return e->set(o, &(const struct option_use){ .name = name, .off = off,
+							     .arg = arg, .err = err });
 	}
 	return unknown_option(name, err);
 }

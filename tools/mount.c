@@ -287,6 +287,27 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		page_store_offer(m->store, ino, to_nid(m, ino), (uint64_t)off, (uint64_t)n);
 }
 
+/* SEEK_DATA and SEEK_HOLE (the kernel answers the others itself): a
+ * sparse chunk-based file shows its holes, as through the kernel's mount,
+ * so that cp, tar and the like skip them rather than read zeros. */
+static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		     struct fuse_file_info *fi)
+{
+	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
+	int64_t at;
+
+	(void)ino;
+	if (off < 0) {
+		fuse_reply_err(req, ENXIO);
+		return;
+	}
+	at = ek_seek(of->inode, (uint64_t)off, whence, NULL);
+	if (at < 0)
+		fuse_reply_err(req, at == -ENXIO || at == -EINVAL ? (int)-at : errno_of((int)at));
+	else
+		fuse_reply_lseek(req, (off_t)at);
+}
+
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
@@ -475,6 +496,7 @@ static const struct fuse_lowlevel_ops ops = {
 	.readlink = op_readlink,
 	.open = op_open,
 	.read = op_read,
+	.lseek = op_lseek,
 	.release = op_release,
 	.opendir = op_opendir,
 	.readdir = op_readdir,

@@ -290,6 +290,13 @@ EK_API int ek_map(ek_inode *inode, uint64_t offset, ek_extent *out, ek_error *er
 /* "hole", "plain", "compressed" or "fragment". */
 EK_API const char *ek_extent_kind_name(unsigned int kind);
 
+/* lseek(2)'s SEEK_DATA and SEEK_HOLE (whence) from `offset`: the first
+ * offset at or after it that is data, or a hole (the end of the file is
+ * one).  Holes are the extents ek_map calls EK_EXTENT_HOLE (null chunks,
+ * say).  Returns the offset, or -ENXIO when `offset` is at or past the
+ * end or, for SEEK_DATA, only holes follow it. */
+EK_API int64_t ek_seek(ek_inode *inode, uint64_t offset, int whence, ek_error *err);
+
 /* The span [*from, *to) of file data that the library decodes into its
  * cache along with a random read at `offset` (read-around of small
  * compressed extents).  Returns 0 when there is none: the extent is big

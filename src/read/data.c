@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "read/data.h"
 #include "read/fragment.h"
@@ -142,4 +143,32 @@ int ek_map(ek_inode *inode, uint64_t offset, ek_extent *out, ek_error *err)
 				(unsigned long long)out->logical,
 				(unsigned long long)out->length);
 	return ret;
+}
+
+int64_t ek_seek(ek_inode *inode, uint64_t offset, int whence, ek_error *err)
+{
+	uint64_t size = inode->raw.size;
+	bool want_hole = whence == SEEK_HOLE;
+
+	if (whence != SEEK_DATA && whence != SEEK_HOLE)
+		return err_fail(err, -EINVAL, "inode %llu: seek: whence %d is neither "
+				"SEEK_DATA nor SEEK_HOLE", (unsigned long long)inode->nid, whence);
+	if (offset >= size)
+		return err_fail(err, -ENXIO, "inode %llu: seek from %llu, at or past the end",
+				(unsigned long long)inode->nid, (unsigned long long)offset);
+	/* ek_map moves on at every step (it refuses a map that would not). */
+	while (offset < size) {
+		ek_extent e;
+		int ret = ek_map(inode, offset, &e, err);
+
+		if (ret)
+			return ret;
+		if ((e.kind == EK_EXTENT_HOLE) == want_hole)
+			return (int64_t)offset;
+		offset = e.logical + e.length;
+	}
+	if (want_hole)
+		return (int64_t)size;
+	return err_fail(err, -ENXIO, "inode %llu: no data after the offset",
+			(unsigned long long)inode->nid);
 }

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "walk.h"
 
@@ -41,6 +42,11 @@ static void walk_data(ek_inode *inode, struct budget *b)
 		if (ek_map(inode, off, &e, NULL) || e.logical + e.length <= off)
 			break;
 		off = e.logical + e.length;
+	}
+	/* Data and holes as lseek(2) asks for them (a walk of its own). */
+	if (st->size) {
+		ek_seek(inode, 0, SEEK_DATA, NULL);
+		ek_seek(inode, st->size / 2, SEEK_HOLE, NULL);
 	}
 	/* Bytes at the start, the middle and the end. */
 	if (st->size) {

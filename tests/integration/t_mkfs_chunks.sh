@@ -36,6 +36,9 @@ cp src/chunks/p1 src/chunks/p3
 { cat src/chunks/a; head -c $((1048576 - 1000000)) /dev/zero; cat src/chunks/a; } >src/chunks/twice
 dd if=/dev/zero of=src/chunks/zeros bs=65536 count=40 status=none
 head -c 100 /dev/urandom >src/chunks/small
+# data, four chunks' worth of zeros, data, zeros to the end
+{ head -c 70000 /dev/urandom; head -c 262144 /dev/zero; head -c 5000 /dev/urandom
+  head -c 200000 /dev/zero; } >src/chunks/gappy
 # xattrs before the chunk table: -Eforce-chunk-indexes aligns it to 8
 setfattr -n user.note -v chunked src/chunks/sub/a-copy
 manifest src tree.json
@@ -97,6 +100,60 @@ extents c64k.img /chunks/zeros >zeros.ext
 	fail "a file of zeros takes blocks: $(cat zeros.ext)"
 extents c64k.img /chunks/small >small.ext
 [ "$(head -1 small.ext)" = "flat inline" ] || fail "a 100-byte file is $(head -1 small.ext)"
+
+note "holes: erofskit mount seeks over them as the kernel's mount does"
+# SEEK_DATA and SEEK_HOLE from every extent boundary, a byte either side,
+# the last byte, the end and past it: the same answers (offsets or errno)
+# for every regular file.
+kmount c64k.img km
+fmount c64k.img fm
+python3 - km fm <<'PY' || fail "SEEK_DATA/SEEK_HOLE through erofskit mount differ from the kernel's"
+import errno, os, sys
+
+def seek(fd, off, whence):
+    try:
+        return os.lseek(fd, off, whence)
+    except OSError as e:
+        return errno.errorcode[e.errno]
+
+def answers(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        probes = {0, max(size - 1, 0), size, size + 1}
+        off = 0
+        while off < size:   # the kernel's own extents give the probes
+            data = seek(fd, off, os.SEEK_DATA)
+            if not isinstance(data, int):
+                break
+            off = seek(fd, data, os.SEEK_HOLE)
+            probes |= {data - 1, data, data + 1, off - 1, off, off + 1}
+        return [(p, seek(fd, p, os.SEEK_DATA), seek(fd, p, os.SEEK_HOLE))
+                for p in sorted(x for x in probes if x >= 0)]
+    finally:
+        os.close(fd)
+
+kroot, froot = sys.argv[1:]
+files = holey = 0
+for d, _, names in os.walk(kroot):
+    for name in names:
+        k = os.path.join(d, name)
+        if os.path.islink(k) or not os.path.isfile(k):
+            continue
+        rel = os.path.relpath(k, kroot)
+        want = answers(k)
+        got = answers(os.path.join(froot, rel))
+        if got != want:
+            print("%s: kernel %s, erofskit mount %s" % (rel, want, got))
+            sys.exit(1)
+        files += 1
+        size = os.path.getsize(k)
+        holey += any(isinstance(h, int) and h < size for _, _, h in want)
+print("%d files, %d with holes" % (files, holey))
+sys.exit(0 if holey >= 2 else 1)   # chunks/zeros and chunks/gappy at least
+PY
+fumount fm
+kumount km
 
 note "-E^dedupe: every chunk stored; the image grows by the copies"
 check nodedupe --chunksize 65536 -E^dedupe

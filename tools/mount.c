@@ -14,6 +14,7 @@
 #include <fuse3/fuse_lowlevel.h>
 #include <limits.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,12 +260,41 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
+/*
+ * Each request thread keeps its read buffer from one read to the next
+ * (freed with the thread).  Under AddressSanitizer a block this large is
+ * a fresh mapping every time: reading a fixture's 5 GiB file through the
+ * sanitized build took 39 s, most of it faulting pages in, and 18 s
+ * with the buffers kept.  glibc reuses its heap, so the plain build reads
+ * as fast either way (2.3 s).
+ */
+static pthread_key_t read_buffer_key;
+
+struct read_buffer {
+	size_t capacity;
+	char bytes[];
+};
+
+static char *read_buffer(size_t size)
+{
+	struct read_buffer *b = pthread_getspecific(read_buffer_key);
+
+	if (b && b->capacity >= size)
+		return b->bytes;
+	free(b);
+	b = malloc(sizeof(*b) + (size ? size : 1));
+	if (b)
+		b->capacity = size;
+	pthread_setspecific(read_buffer_key, b);
+	return b ? b->bytes : NULL;
+}
+
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct mount_ctx *m = fuse_req_userdata(req);
 	struct open_file *of = (struct open_file *)(uintptr_t)fi->fh;
-	char *buf = malloc(size ? size : 1);
+	char *buf = read_buffer(size);
 	uint64_t expected;
 	ssize_t n;
 
@@ -275,13 +305,11 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	n = ek_read(of->inode, buf, size, (uint64_t)off, NULL);
 	if (n < 0) {
 		fuse_reply_err(req, errno_of((int)n));
-		free(buf);
 		return;
 	}
 	/* Before the reply: once answered, the file may be released. */
 	expected = atomic_exchange(&of->next_off, (uint64_t)off + (uint64_t)n);
 	fuse_reply_buf(req, buf, (size_t)n);
-	free(buf);
 	/* After it: the reader is not kept waiting for the offer. */
 	if (expected != (uint64_t)off && n > 0)
 		page_store_offer(m->store, ino, to_nid(m, ino), (uint64_t)off, (uint64_t)n);
@@ -602,15 +630,19 @@ static int serve(struct fuse_session *se, const char *image, const ek_open_optio
 	m->blksz = sb.block_size;
 	m->store = page_store_start(se, m->img);
 	loop = fuse_loop_cfg_create();
-	if (loop) {
+	if (loop && !pthread_key_create(&read_buffer_key, free)) {
 		fuse_loop_cfg_set_max_threads(loop, ek_image_workers(m->img) * 4 > 16 ?
 						    ek_image_workers(m->img) * 4 : 16);
 		ret = fuse_session_loop_mt(se, loop) ? EXIT_USAGE : EXIT_OK;
-		fuse_loop_cfg_destroy(loop);
+		/* The threads' buffers went with them; this thread's goes here. */
+		free(pthread_getspecific(read_buffer_key));
+		pthread_key_delete(read_buffer_key);
 	} else {
 		cli_error(CMD, "out of memory");
 		ret = EXIT_USAGE;
 	}
+	if (loop)
+		fuse_loop_cfg_destroy(loop);
 	page_store_stop(m->store);
 	ek_close(m->img);
 	m->img = NULL;

@@ -73,13 +73,16 @@ kumount() {
 # manifest DIR OUT: the canonical manifest of a tree.
 manifest() { $MANIFEST "$1" -o "$2"; }
 
+# differ DIFFERENCES WHAT: show the first differences, then fail.
+differ() {
+	echo "$1" | head -40 >&2
+	fail "$2"
+}
+
 # same_manifest A B [what]: fail with the differences unless equal.
 same_manifest() {
 	local d
-	if ! d=$($MANIFEST --compare "$1" "$2"); then
-		echo "$d" | head -40 >&2
-		fail "${3:-manifests differ}: $1 vs $2"
-	fi
+	d=$($MANIFEST --compare "$1" "$2") || differ "$d" "${3:-manifests differ}: $1 vs $2"
 }
 
 # copy_tree FROM TO: everything, sparse files staying sparse; an attribute
@@ -185,17 +188,22 @@ make_compact_tree() {
 kernel_check() {
 	local mnt=$T/mnt.$$
 	kmount "$1" "$mnt"
-	manifest "$mnt" "$T/kernel.json"
+	tree_is "$mnt" "$2" "kernel view of $3"
 	kumount "$mnt"
-	same_manifest "$2" "$T/kernel.json" "kernel view of $3"
+}
+
+# tree_is DIR EXPECTED_MANIFEST WHAT: DIR's manifest (kept as DIR.json)
+# equals the one expected; one python start for both.
+tree_is() {
+	local d
+	d=$($MANIFEST "$1" -o "$1.json" --expect "$2") || differ "$d" "$3: $2 vs $1.json"
 }
 
 # extract_check IMAGE EXPECTED_MANIFEST WHAT: erofskit fsck --extract agrees.
 extract_check() {
 	rm -rf "$T/extract"
 	"$EROFSKIT" fsck -q --extract "$T/extract" "$1" || fail "fsck --extract of $3"
-	manifest "$T/extract" "$T/extract.json"
-	same_manifest "$2" "$T/extract.json" "erofskit extraction of $3"
+	tree_is "$T/extract" "$2" "erofskit extraction of $3"
 	rm -rf "$T/extract"
 }
 

@@ -4,6 +4,8 @@
     manifest.py DIR [-o FILE]       write DIR's manifest (stdout by default)
     manifest.py --compare A B       exit 0 when manifests A and B are equal,
                                     else print each difference and exit 1
+    manifest.py DIR --expect A      both at once: DIR's manifest (to -o FILE
+                                    if given) compared with manifest file A
 
 One JSON object: "format", then "entries" (one line per path, sorted by the
 UTF-8 bytes of the path; the root is "/"), then "hardlinks" (the groups of
@@ -203,6 +205,8 @@ def main():
     ap.add_argument("--compare", nargs=2, metavar=("A", "B"),
                     help="compare two manifest files")
     ap.add_argument("-o", metavar="FILE", help="write the manifest to FILE")
+    ap.add_argument("--expect", metavar="A",
+                    help="compare the tree's manifest with manifest file A")
     ap.add_argument("dir", nargs="?", help="the tree")
     a = ap.parse_args()
     if a.compare:
@@ -220,8 +224,15 @@ def main():
     if a.o:
         with open(a.o, "w", encoding="utf-8") as f:
             f.write(text)
-    else:
+    elif not a.expect:
         sys.stdout.buffer.write(text.encode("utf-8"))
+    if a.expect:
+        # Through the file form, so that a tree compares exactly as its
+        # written manifest would (JSON has no tuples, say).
+        diff = differences(load(a.expect), json.loads(text))
+        for d in diff:
+            print(d)
+        return 1 if diff else 0
     return 0
 
 

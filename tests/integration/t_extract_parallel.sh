@@ -21,8 +21,7 @@ extract_all() {   # image expected what [worker counts]
 		rm -rf "$T/x$w"
 		"$EROFSKIT" fsck -q --workers $w --extract "$T/x$w" "$1" >"$T/out$w" ||
 			fail "$3: --workers $w failed"
-		manifest "$T/x$w" "$T/x$w.json"
-		same_manifest "$2" "$T/x$w.json" "$3 with $w workers"
+		tree_is "$T/x$w" "$2" "$3 with $w workers"
 		rm -rf "$T/x$w"
 	done
 }
@@ -58,8 +57,7 @@ for w in 1 2 8; do
 	rm -rf "$T/xw"
 	(ulimit -n 64; "$EROFSKIT" fsck -q --workers $w --extract "$T/xw" "$T/wide.img") \
 		2>"$T/err" || { cat "$T/err"; fail "--workers $w ran out of descriptors"; }
-	manifest "$T/xw" "$T/xw.json"
-	same_manifest "$T/wide.json" "$T/xw.json" "wide directory with $w workers"
+	tree_is "$T/xw" "$T/wide.json" "wide directory with $w workers"
 done
 rm -rf "$T/xw" "$T/wide"
 

@@ -23,8 +23,7 @@ for img in "$IMAGES"/*.img; do
 		[ "$engine" = default ] && choice=()
 		"$EROFSKIT" fsck -q "${choice[@]}" --extract "$out" "$img" ||
 			fail "$name: fsck --extract failed with the $engine decoder"
-		manifest "$out" "$out.json"
-		same_manifest "$IMAGES/$name.manifest.json" "$out.json" "$name ($engine)"
+		tree_is "$out" "$IMAGES/$name.manifest.json" "$name ($engine)"
 		rm -rf "$out"
 	done
 	count=$((count + 1))

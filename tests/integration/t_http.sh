@@ -35,8 +35,7 @@ CA=cacert=$T/http/ca.pem
 note "fsck and --extract over HTTP and HTTPS (HTTP/2) equal the source"
 "$EROFSKIT" fsck -q -o cache_dir=none "$H/img.erofs" || fail "fsck over http"
 "$EROFSKIT" fsck -q --extract "$T/x" -o "$CA" "$S/img.erofs" || fail "fsck --extract over https"
-manifest "$T/x" "$T/x.json"
-same_manifest "$T/tree.json" "$T/x.json" "extraction over https"
+tree_is "$T/x" "$T/tree.json" "extraction over https"
 grep -q ' HTTP/2.0$' "$NGINX_LOG" || fail "https was not HTTP/2"
 "$EROFSKIT" dump -o "$CA" --cat /src/io/http.c "$S/img.erofs" | cmp - "$T/tree/src/io/http.c" ||
 	fail "dump --cat over https"
@@ -77,8 +76,7 @@ dd if=/dev/urandom of="$data" bs=64K seek=2 count=8 conv=notrunc status=none
 rm -rf "$T/x"
 "$EROFSKIT" fsck -q --extract "$T/x" -o "$CA,cache_dir=$T/c1" "$S/img.erofs" ||
 	fail "fsck over a damaged cache"
-manifest "$T/x" "$T/x.json"
-same_manifest "$T/tree.json" "$T/x.json" "extraction over a damaged cache"
+tree_is "$T/x" "$T/tree.json" "extraction over a damaged cache"
 [ "$(fetched_bytes)" -ge $((8 * 65536)) ] || fail "damaged chunks were not fetched again"
 
 note "a cache on a full disk, and a bounded cache, still read right"
@@ -88,8 +86,7 @@ _mounts+=("$T/small")
 for opts in "cache_dir=$T/small/c" "cache_dir=$T/c2,cache_max=1M"; do
 	rm -rf "$T/x"
 	"$EROFSKIT" fsck -q --extract "$T/x" -o "$opts" "$H/img.erofs" || fail "fsck -o $opts"
-	manifest "$T/x" "$T/x.json"
-	same_manifest "$T/tree.json" "$T/x.json" "extraction with -o $opts"
+	tree_is "$T/x" "$T/tree.json" "extraction with -o $opts"
 done
 kb=$(du -k "$T/c2"/*.data | cut -f1)
 [ "$kb" -le 1100 ] || fail "cache_max=1M: the cache holds $kb KiB"
@@ -160,8 +157,7 @@ for mode in drop error500 stall noetag norange liar; do
 		;;
 	*)
 		[ "$got" = 0 ] || fail "$mode: exit $got: $(cat "$T/err")"
-		manifest "$T/x" "$T/x.json"
-		same_manifest "$T/tree.json" "$T/x.json" "extraction through a server that does $mode"
+		tree_is "$T/x" "$T/tree.json" "extraction through a server that does $mode"
 		;;
 	esac
 	case $mode in

@@ -36,8 +36,7 @@ for mode in open basic token token-basic; do
 		rm -rf "$T/x"
 		"$EROFSKIT" fsck -q --extract "$T/x" -o "$CA,cache_dir=none$creds" "$r" ||
 			fail "$mode: fsck --extract $r"
-		manifest "$T/x" "$T/x.json"
-		same_manifest "$T/tree.json" "$T/x.json" "extraction of $r ($mode)"
+		tree_is "$T/x" "$T/tree.json" "extraction of $r ($mode)"
 	done
 	case $mode in
 	token) grep -q '^anonymous repository:erofskit/test:pull 200$' "$TOKEN_LOG" ||

@@ -70,9 +70,9 @@ int cli_remote_options(const char *cmd, const char *list, ek_open_options *oo);
 int cli_getopt(const char *cmd, int argc, char **argv, const char *optstring,
 	       const struct option *longopts);
 
-/* Sizes go through the library's ek_parse_size, so that -C 64K and
- * -Efragments=64K read alike. */
-/* Parse a plain integer (may be negative). */
+/* Numbers.  Sizes are not here: they go through the library's
+ * ek_parse_size, so that -C 64K and -Efragments=64K read alike.
+ * A plain integer (may be negative): */
 bool cli_parse_int(const char *s, int64_t *out);
 /* A count (workers, seconds, retries) from min to max: decimal digits
  * alone, no sign, no suffix. */

@@ -331,7 +331,7 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 	}
 	at = ek_seek(of->inode, (uint64_t)off, whence, NULL);
 	if (at < 0)
-		fuse_reply_err(req, at == -ENXIO || at == -EINVAL ? (int)-at : errno_of((int)at));
+		fuse_reply_err(req, errno_of((int)at));   /* ENXIO, EINVAL as they are */
 	else
 		fuse_reply_lseek(req, (off_t)at);
 }

@@ -210,7 +210,7 @@ def main():
     ap.add_argument("dir", nargs="?", help="the tree")
     a = ap.parse_args()
     if a.compare:
-        if a.dir or a.o:
+        if a.dir or a.o or a.expect:
             ap.error("--compare takes two manifest files and nothing else")
         diff = differences(load(a.compare[0]), load(a.compare[1]))
         for d in diff:

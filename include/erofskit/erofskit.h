@@ -285,7 +285,8 @@ typedef struct ek_extent {
 /* Map the extent containing file offset `offset` (< i_size): on success
  * out->logical <= offset < out->logical + out->length, so a walk from
  * out->logical + out->length always moves on (a map that would not is
- * reported as corruption). */
+ * reported as corruption).  A run of null chunks (a chunk-based file's
+ * holes) maps as one hole, of at most 4096 chunks, from offset's chunk. */
 EK_API int ek_map(ek_inode *inode, uint64_t offset, ek_extent *out, ek_error *err);
 /* "hole", "plain", "compressed" or "fragment". */
 EK_API const char *ek_extent_kind_name(unsigned int kind);

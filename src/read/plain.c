@@ -8,6 +8,44 @@
 #include "read/plain.h"
 #include "util/error.h"
 
+/* Longest run of null chunks one map returns: sparse files are walked
+ * (SEEK_DATA, reads of holes) a run at a time, each map call bounded. */
+#define HOLE_RUN_MAX 4096u
+/* Index entries read at a time while joining a run. */
+#define ENTRY_BATCH 64u
+
+/* A chunk index entry: a hole, or the block its chunk starts at and the
+ * device that block is on. */
+static bool chunk_entry_decode(const ek_inode *inode, const uint8_t *ent,
+			       uint64_t *blk, uint16_t *device)
+{
+	bool wide = inode->raw.u & EROFS_CHUNK_48BIT;
+
+	*device = 0;
+	if (inode->chunk_unit == 4) {
+		*blk = get_le32(ent);
+		return *blk == EROFS_NULL_ADDR;
+	}
+	*blk = get_le32(ent + 4);
+	*device = get_le16(ent + 2);
+	if (wide)
+		*blk |= (uint64_t)get_le16(ent) << 32;
+	return wide ? *blk == 0xFFFFFFFFFFFFull : *blk == EROFS_NULL_ADDR;
+}
+
+static int chunk_entries_read(ek_inode *inode, uint64_t first, unsigned int count,
+			      uint8_t *ent, ek_error *err)
+{
+	int ret = meta_read(inode->img, inode->in_metabox,
+			    inode->chunk_table_off + first * inode->chunk_unit, ent,
+			    (size_t)count * inode->chunk_unit, err);
+
+	if (ret)
+		err_prefix(err, "inode %llu: chunk %llu index: ",
+			   (unsigned long long)inode->nid, (unsigned long long)first);
+	return ret;
+}
+
 /* Map a chunk: sets *hole or *phys (byte offset of the chunk's start). */
 static int chunk_lookup(ek_inode *inode, uint64_t chunk, bool *hole,
 			uint64_t *phys, ek_error *err)
@@ -15,30 +53,12 @@ static int chunk_lookup(ek_inode *inode, uint64_t chunk, bool *hole,
 	ek_image *img = inode->img;
 	uint8_t ent[8];
 	uint64_t blk;
-	uint16_t device = 0;
-	int ret;
+	uint16_t device;
+	int ret = chunk_entries_read(inode, chunk, 1, ent, err);
 
-	ret = meta_read(img, inode->in_metabox,
-			inode->chunk_table_off + chunk * inode->chunk_unit, ent,
-			inode->chunk_unit, err);
-	if (ret) {
-		err_prefix(err, "inode %llu: chunk %llu index: ",
-				(unsigned long long)inode->nid,
-				(unsigned long long)chunk);
+	if (ret)
 		return ret;
-	}
-	if (inode->chunk_unit == 4) {
-		blk = get_le32(ent);
-		*hole = blk == EROFS_NULL_ADDR;
-	} else {
-		bool wide = inode->raw.u & EROFS_CHUNK_48BIT;
-
-		blk = get_le32(ent + 4);
-		device = get_le16(ent + 2);
-		if (wide)
-			blk |= (uint64_t)get_le16(ent) << 32;
-		*hole = wide ? blk == 0xFFFFFFFFFFFFull : blk == EROFS_NULL_ADDR;
-	}
+	*hole = chunk_entry_decode(inode, ent, &blk, &device);
 	if (*hole)
 		return 0;
 	{
@@ -77,32 +97,79 @@ static int chunk_lookup(ek_inode *inode, uint64_t chunk, bool *hole,
 	return 0;
 }
 
+/* How many null chunks follow `chunk` (itself one), up to max_run in all
+ * and the file's last chunk. */
+static int hole_run(ek_inode *inode, uint64_t chunk, uint64_t nchunks,
+		    uint64_t max_run, uint64_t *run, ek_error *err)
+{
+	uint8_t ent[ENTRY_BATCH * 8];
+
+	*run = 1;
+	while (*run < max_run && chunk + *run < nchunks) {
+		uint64_t left = nchunks - (chunk + *run);
+		unsigned int count = left < ENTRY_BATCH ? (unsigned int)left : ENTRY_BATCH, i;
+		int ret = chunk_entries_read(inode, chunk + *run, count, ent, err);
+
+		if (ret)
+			return ret;
+		for (i = 0; i < count && *run < max_run; i++, (*run)++) {
+			uint64_t blk;
+			uint16_t device;
+
+			if (!chunk_entry_decode(inode, ent + i * inode->chunk_unit, &blk, &device))
+				return 0;
+		}
+	}
+	return 0;
+}
+
+/* The extent of a chunk-based file at `offset`: one chunk of data, or the
+ * run of null chunks from its chunk on, of at most max_run chunks. */
+static int chunk_map(ek_inode *inode, uint64_t offset, uint64_t max_run,
+		     ek_extent *out, ek_error *err)
+{
+	uint64_t size = inode->raw.size, chunk = offset >> inode->chunkbits;
+	uint64_t nchunks = ((size - 1) >> inode->chunkbits) + 1, run = 1;
+	uint64_t phys = 0;
+	bool hole;
+	int ret = chunk_lookup(inode, chunk, &hole, &phys, err);
+
+	if (!ret && hole)
+		ret = hole_run(inode, chunk, nchunks, max_run, &run, err);
+	if (ret)
+		return ret;
+	out->logical = chunk << inode->chunkbits;
+	out->length = run << inode->chunkbits;
+	if (out->length > size - out->logical)
+		out->length = size - out->logical;
+	out->kind = hole ? EK_EXTENT_HOLE : EK_EXTENT_PLAIN;
+	out->physical = phys;
+	out->physical_length = out->length;
+	return 0;
+}
+
 static int chunked_read(ek_inode *inode, uint8_t *buf, size_t len,
 			uint64_t off, ek_error *err)
 {
-	uint64_t chunksize = 1ull << inode->chunkbits;
-
 	while (len > 0) {
-		uint64_t chunk = off >> inode->chunkbits;
-		uint64_t inchunk = off & (chunksize - 1);
+		/* A run of holes is joined only as far as the read goes. */
+		uint64_t chunks = ((off + len - 1) >> inode->chunkbits) - (off >> inode->chunkbits) + 1;
+		ek_extent e;
 		size_t n = len;
-		uint64_t phys = 0;
-		bool hole;
-		int ret;
+		int ret = chunk_map(inode, off, chunks < HOLE_RUN_MAX ? chunks : HOLE_RUN_MAX, &e, err);
 
-		if (n > chunksize - inchunk)
-			n = (size_t)(chunksize - inchunk);
-		ret = chunk_lookup(inode, chunk, &hole, &phys, err);
 		if (ret)
 			return ret;
-		if (hole) {
+		if (n > e.logical + e.length - off)
+			n = (size_t)(e.logical + e.length - off);
+		if (e.kind == EK_EXTENT_HOLE) {
 			memset(buf, 0, n);
 		} else {
-			ret = image_read(inode->img, phys + inchunk, buf, n, err);
+			ret = image_read(inode->img, e.physical + (off - e.logical), buf, n, err);
 			if (ret) {
 				err_prefix(err, "inode %llu: chunk %llu: ",
 						(unsigned long long)inode->nid,
-						(unsigned long long)chunk);
+						(unsigned long long)(off >> inode->chunkbits));
 				return ret;
 			}
 		}
@@ -191,23 +258,8 @@ int plain_map(ek_inode *inode, uint64_t offset, ek_extent *out, ek_error *err)
 		out->physical_length = inline_start;
 		return 0;
 	}
-	case EROFS_LAYOUT_CHUNK_BASED: {
-		uint64_t chunk = offset >> inode->chunkbits;
-		uint64_t phys = 0;
-		bool hole;
-		int ret = chunk_lookup(inode, chunk, &hole, &phys, err);
-
-		if (ret)
-			return ret;
-		out->logical = chunk << inode->chunkbits;
-		out->length = 1ull << inode->chunkbits;
-		if (out->length > size - out->logical)
-			out->length = size - out->logical;
-		out->kind = hole ? EK_EXTENT_HOLE : EK_EXTENT_PLAIN;
-		out->physical = phys;
-		out->physical_length = out->length;
-		return 0;
-	}
+	case EROFS_LAYOUT_CHUNK_BASED:
+		return chunk_map(inode, offset, HOLE_RUN_MAX, out, err);
 	default:
 		return err_fail(err, -EINVAL, "inode %llu: layout %u is not plain",
 				(unsigned long long)inode->nid, inode->raw.layout);

@@ -156,6 +156,47 @@ static void test_build_512(void **state)
 
 /* ------------------------------------------------------------ chunks */
 
+/*
+ * The sparse file at 8 KiB chunks: its null chunks map as one hole each
+ * side of the data's chunk (not a map per chunk), lseek's answers follow,
+ * and a read across both holes and the data gets the file's bytes.
+ */
+static void check_sparse_chunks(ek_image *img, uint8_t *buf)
+{
+	const uint64_t chunk = 8192, data = SPARSE_DATA / chunk * chunk;
+	const uint8_t *want = NULL;
+	ek_inode *sparse = get_in(img, "/sparse");
+	ek_error err = { 0, "" };
+	ek_extent e;
+	unsigned int i;
+
+	for (i = 0; i < g.nfiles; i++)
+		if (!strcmp(g.files[i].path, "/sparse"))
+			want = g.files[i].data;
+	assert_non_null(want);
+	assert_int_equal(ek_map(sparse, 0, &e, &err), 0);
+	assert_int_equal(e.kind, EK_EXTENT_HOLE);
+	assert_int_equal(e.logical, 0);
+	assert_int_equal(e.length, data);
+	assert_int_equal(ek_map(sparse, data - 1, &e, &err), 0);
+	assert_int_equal(e.kind, EK_EXTENT_HOLE);
+	assert_int_equal(e.logical + e.length, data);
+	assert_int_equal(ek_map(sparse, SPARSE_DATA, &e, &err), 0);
+	assert_int_equal(e.kind, EK_EXTENT_PLAIN);
+	assert_int_equal(e.logical, data);
+	assert_int_equal(e.length, chunk);
+	assert_int_equal(ek_map(sparse, data + chunk + 100, &e, &err), 0);
+	assert_int_equal(e.kind, EK_EXTENT_HOLE);
+	assert_int_equal(e.logical, data + chunk);
+	assert_int_equal(e.length, SPARSE_SIZE - data - chunk);
+	assert_int_equal(ek_seek(sparse, 0, SEEK_DATA, &err), data);
+	assert_int_equal(ek_seek(sparse, data + 1, SEEK_HOLE, &err), data + chunk);
+	expect_error(ek_seek(sparse, data + chunk, SEEK_DATA, &err), -ENXIO, &err);
+	assert_int_equal(ek_read(sparse, buf, 3 * chunk, data - chunk - 5, &err), 3 * chunk);
+	assert_memory_equal(buf, want + data - chunk - 5, 3 * chunk);
+	ek_inode_put(sparse);
+}
+
 /* chunk_size (with 8-byte indexes): every file reads back; the chunk-based
  * ones (the sparse file at least) have the format asked for, the others
  * are flat; sizes that are no power of two, or under a block, are
@@ -207,6 +248,7 @@ static void test_build_chunks(void **state)
 	/* the sparse file's holes are chunks of zeros */
 	assert_true(chunked > 0);
 	assert_int_equal(chunked, st.chunked_files);
+	check_sparse_chunks(img, buf);
 	free(buf);
 	ek_close(img);
 	unlink(p);

@@ -152,11 +152,13 @@ refused() {
 	return 0
 }
 for opt in --file-contexts=fc --compress-hints=h --max-extent-bytes=1 \
-	   --ovlfs-strip=1 --no-such-option --blobdev=blob --ungzip -p; do
+	   --ovlfs-strip=1 --no-such-option --blobdev=blob -p; do
 	refused "'${opt%%=*}'" "$MKFS" --quiet "$opt" out.img "$S"
 	grep -qF "not supported by erofskit" ref.err || fail "$opt: the message does not say why"
 done
 refused "'--blobdev'" "$MKFS" --blobdev blob out.img "$S"
+refused "'--ungzip=raw.tar': a copy of the decompressed stream" "$MKFS" --ungzip=raw.tar out.img "$S"
+refused "'--unxz=raw.tar'" "$MKFS" --unxz=raw.tar out.img "$S"
 refused "'-x'" "$MKFS" -x 2 out.img "$S"
 refused "'-q'" "$MKFS" -q out.img "$S"              # no mkfs.erofs option either
 refused "'-p'" "$MKFS" -Enoinline_data -T0 -p out.img "$S"
@@ -198,6 +200,14 @@ gzip -c layer.tar >layer.tar.gz
 "$MKFS" --tar=f --gzip --quiet gz.erofs <layer.tar.gz || fail "mkfs.erofs --tar=f --gzip failed"
 "$E" mkfs --tar -q ref.erofs layer.tar.gz || fail "erofskit mkfs --tar of a .tar.gz failed"
 cmp gz.erofs ref.erofs || fail "mkfs.erofs --gzip: not erofskit's image"
+# --ungzip and --unxz (upstream's later names): the same, xz by content too
+rm -f gz.erofs
+"$MKFS" --tar=f --ungzip --quiet gz.erofs <layer.tar.gz || fail "mkfs.erofs --tar=f --ungzip failed"
+cmp gz.erofs ref.erofs || fail "mkfs.erofs --ungzip: not erofskit's image"
+xz -c layer.tar >layer.tar.xz
+"$MKFS" --tar=f --unxz --quiet xz.erofs <layer.tar.xz || fail "mkfs.erofs --tar=f --unxz failed"
+cmp xz.erofs ref.erofs || fail "mkfs.erofs --unxz: not erofskit's image"
+rm -f gz.erofs xz.erofs layer.tar.gz layer.tar.xz
 # the index mode line: then the tar is appended, and the one file mounts
 rm -f layer.erofs
 "$MKFS" --tar=i --aufs --quiet -U "$UUID" layer.erofs <layer.tar >mkfs.out 2>mkfs.err ||

@@ -182,6 +182,10 @@ static int read_compressed(ek_inode *inode, const ek_extent *e, uint64_t within,
 
 	if (within == 0)
 		return decode_sync(inode, e, buf, want, err);
+	/* A known bad extent fails before a buffer is sized for it. */
+	ret = bad_extents_check(inode->img->bad, inode->nid, e->logical, err);
+	if (ret)
+		return ret;
 	zb = ctxpool_get(&inode->img->zbufs);
 	if (!zb || zbuf_grow(&zb->out, &zb->out_cap, want)) {
 		if (zb)

@@ -4,6 +4,7 @@
  * starts, and how a failure is reported.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "read/zdecode.h"
@@ -27,16 +28,22 @@ void zbuf_free(void *p)
 int zbuf_grow(uint8_t **buf, size_t *cap, size_t need)
 {
 	/* Every caller fills the buffer after it grows, so the old bytes
-	 * are not copied (realloc would: reading a packed inode's
-	 * fragments uncached grows one buffer a fragment at a time). */
+	 * are not copied (realloc would).  At least doubled: reading an
+	 * extent uncached a piece at a time (a packed inode's fragments,
+	 * small reads of a big extent) wants a little more each time, and
+	 * a fresh allocation per piece cost more than the decoding. */
+	size_t grown = *cap > SIZE_MAX / 2 ? SIZE_MAX : *cap * 2;
+
 	if (need <= *cap)
 		return 0;
+	if (grown < need)
+		grown = need;
 	free(*buf);
 	*cap = 0;
-	*buf = malloc(need);
+	*buf = malloc(grown);
 	if (!*buf)
 		return -ENOMEM;
-	*cap = need;
+	*cap = grown;
 	return 0;
 }
 

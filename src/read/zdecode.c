@@ -31,7 +31,8 @@ int zbuf_grow(uint8_t **buf, size_t *cap, size_t need)
 	 * are not copied (realloc would).  At least doubled: reading an
 	 * extent uncached a piece at a time (a packed inode's fragments,
 	 * small reads of a big extent) wants a little more each time, and
-	 * a fresh allocation per piece cost more than the decoding. */
+	 * a fresh mapping per piece is faulted in again (under ASan, one
+	 * fuzz input's 60 fragments of a 4.6 MiB extent: 4.3 s -> 0.8 s). */
 	size_t grown = *cap > SIZE_MAX / 2 ? SIZE_MAX : *cap * 2;
 
 	if (need <= *cap)

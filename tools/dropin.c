@@ -203,6 +203,8 @@ static const struct row mkfs_rows[] = {
 	  "leave PATH (relative to SOURCE) out" },
 	{ "--exclude-regex", VALUE, PASS, "--exclude-regex", NULL, "--exclude-regex=RE",
 	  "leave out paths RE matches in" },
+	{ "--compress-hints", VALUE, PASS, "--compress-hints", NULL, "--compress-hints=FILE",
+	  "per-file cluster sizes: lines 'SIZE [0] REGEX'" },
 	{ "--quiet", NO_VALUE, PASS, "-q", NULL, NULL, "no summary" },
 	{ "--sort", VALUE, SPECIAL, NULL, mkfs_sort, "--sort=none|path",
 	  "taken: erofskit's order is fixed (tar data order upstream)" },

@@ -94,6 +94,10 @@ static void usage(FILE *f)
 "                        repeatable\n"
 "  --exclude-regex RE    leave out what the POSIX extended regular expression\n"
 "                        RE matches a part of such a path of; repeatable\n"
+"  --compress-hints FILE per-file cluster sizes: FILE's lines 'SIZE REGEX'\n"
+"                        (or 'SIZE 0 REGEX'); a compressed file whose path\n"
+"                        (as for --exclude-regex) the first REGEX matches\n"
+"                        gets SIZE-byte clusters instead of -C's\n"
 "  --tar                 the source is a tar archive, read as a stream;\n"
 "                        its data is copied into the image (also --tar=f);\n"
 "                        with =i, index mode: the image holds the metadata\n"
@@ -170,6 +174,7 @@ enum {
 	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_NO_SPARSE, OPT_CHUNKSIZE,
 	OPT_IGNORE_MTIME, OPT_PRESERVE_MTIME, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_JSON,
 	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
+	OPT_COMPRESS_HINTS,
 };
 
 /*
@@ -426,6 +431,7 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		{ "oci-layers", required_argument, NULL, OPT_OCI_LAYERS },
 		{ "exclude-path", required_argument, NULL, OPT_EXCLUDE_PATH },
 		{ "exclude-regex", required_argument, NULL, OPT_EXCLUDE_REGEX },
+		{ "compress-hints", required_argument, NULL, OPT_COMPRESS_HINTS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -566,6 +572,9 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 			ex->regexes[ex->nregexes++] = optarg;
 			o.exclude_regexes = ex->regexes;
 			break;
+		case OPT_COMPRESS_HINTS:
+			o.compress_hints = optarg;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -587,6 +596,10 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 	}
 	if ((ex->npaths || ex->nregexes) && (tar || oci)) {
 		cli_error(CMD, "--exclude-path and --exclude-regex take a directory source");
+		return EXIT_USAGE;
+	}
+	if (o.compress_hints && (tar || oci)) {
+		cli_error(CMD, "--compress-hints takes a directory source");
 		return EXIT_USAGE;
 	}
 	if (oci_layers ? argc != optind :

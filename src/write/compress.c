@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "write/compress.h"
+#include "write/hints.h"
 #include "write/source.h"
 #include "write/zinternal.h"
 #include "format/ondisk.h"
@@ -86,6 +87,8 @@ int zbuild_setup(struct build *b)
 	zb->packed_pcluster = o->fragment_cluster ? o->fragment_cluster : zb->pcluster;
 	zb->metabox_pcluster = o->metabox_cluster;
 	largest = zb->pcluster > zb->packed_pcluster ? zb->pcluster : zb->packed_pcluster;
+	if (largest < hints_largest(b->hints))
+		largest = hints_largest(b->hints);
 	zb->segment = segment_input(largest, SEGMENT_CLUSTERS, SEGMENT_MIN);
 	if (largest < zb->metabox_pcluster)
 		largest = zb->metabox_pcluster;

@@ -14,6 +14,7 @@
 #include "format/zindex.h"
 #include "util/error.h"
 #include "util/pool.h"
+#include "write/hints.h"
 #include "write/internal.h"
 
 void ek_build_options_init(ek_build_options *o)
@@ -252,10 +253,37 @@ int ek_parse_extended_options(const char *list, ek_build_options *o, ek_error *e
 
 /* ------------------------------------------------------------ checks */
 
+static int too_big_to_mount(const struct codec *c, uint32_t size, uint32_t bs, ek_error *err)
+{
+	if (!c->cluster_blocks_max || size / bs <= c->cluster_blocks_max)
+		return 0;
+	return err_fail(err, -EINVAL,
+			"%s clusters of more than %u blocks (%u bytes with %u-byte blocks) do not mount in Linux",
+			c->name, c->cluster_blocks_max, c->cluster_blocks_max * bs, bs);
+}
+
+/* A compressed cluster's size, -C's or a --compress-hints rule's. */
+static int check_cluster(const struct codec *c, uint32_t pc, uint32_t bs, ek_error *err)
+{
+	if (!pc || pc % bs || pc > EROFS_MAX_PCLUSTER_BYTES || pc / bs > Z_CBLKCNT_MASK)
+		return err_fail(err, -EINVAL,
+				"cluster size %u is not a multiple of the %u-byte block up to 1 MiB (%u blocks at most)",
+				pc, bs, Z_CBLKCNT_MASK);
+	return too_big_to_mount(c, pc, bs, err);
+}
+
+static int check_hint_cluster(const void *ctx, uint32_t size, ek_error *err)
+{
+	const struct build *b = ctx;
+
+	return check_cluster(codec_get(b->o.compressor), size, b->blksz, err);
+}
+
 static int check_compression(const ek_build_options *o, uint32_t bs, ek_error *err)
 {
 	const struct codec *c = codec_get(o->compressor);
 	uint32_t pc = o->pcluster_size;
+	int ret;
 
 	if (!c) {
 		if (o->compressor != EK_COMPRESS_NONE)
@@ -270,16 +298,11 @@ static int check_compression(const ek_build_options *o, uint32_t bs, ek_error *e
 	if (o->dict_size && (o->dict_size < c->dict_min || o->dict_size > c->dict_max))
 		return err_fail(err, -EINVAL, "dictionary of %u bytes: %s takes %u to %u",
 				o->dict_size, c->name, c->dict_min, c->dict_max);
-	if (pc && (pc % bs || pc > EROFS_MAX_PCLUSTER_BYTES || pc / bs > Z_CBLKCNT_MASK))
-		return err_fail(err, -EINVAL,
-				"cluster size %u is not a multiple of the %u-byte block up to 1 MiB (%u blocks at most)",
-				pc, bs, Z_CBLKCNT_MASK);
-	if (c->cluster_blocks_max &&
-	    ((pc && pc / bs > c->cluster_blocks_max) ||
-	     (o->fragment_cluster && o->fragment_cluster / bs > c->cluster_blocks_max)))
-		return err_fail(err, -EINVAL,
-				"%s clusters of more than %u blocks (%u bytes with %u-byte blocks) do not mount in Linux",
-				c->name, c->cluster_blocks_max, c->cluster_blocks_max * bs, bs);
+	ret = pc ? check_cluster(c, pc, bs, err) : 0;
+	if (!ret && o->fragment_cluster)
+		ret = too_big_to_mount(c, o->fragment_cluster, bs, err);
+	if (ret)
+		return ret;
 	if (c->cluster_blocks_max && o->metabox_cluster / bs > c->cluster_blocks_max)
 		return err_fail(err, -EINVAL,
 				"metabox (-m) clusters of %u bytes: %s clusters of more than %u blocks do not mount in Linux",
@@ -426,6 +449,11 @@ int build_check_options(struct build *b)
 		b->o.format_48bit = true;
 	if (b->o.format_48bit)
 		b->feature_incompat |= EROFS_INCOMPAT_48BIT;
+	if (!ret && b->o.compress_hints && b->o.compressor == EK_COMPRESS_NONE)
+		ret = err_fail(b->err, -EINVAL, "compress hints set compressed clusters: "
+			       "they need a compressor");
+	if (!ret && b->o.compress_hints)
+		ret = hints_open(b->o.compress_hints, check_hint_cluster, b, &b->hints, b->err);
 	return ret;
 }
 

@@ -23,6 +23,7 @@
 #include "util/fdio.h"
 #include "write/compress.h"
 #include "write/fragments.h"
+#include "write/hints.h"
 #include "write/order.h"
 #include "write/source.h"
 #include "write/zinternal.h"
@@ -442,6 +443,12 @@ static int queue_segments(struct zbuilder *zb, struct zfile *f, bool whole_fragm
 	return ret;
 }
 
+/* A file's cluster: its --compress-hints rule's, else -C's. */
+static uint32_t file_cluster(const struct zbuilder *zb, const struct tnode *n)
+{
+	return n->hint ? hints_cluster(zb->b->hints, n->hint) : zb->pcluster;
+}
+
 static int queue_file(struct zbuilder *zb, struct tnode *n, int fd, bool whole_fragment)
 {
 	struct zfile *f = new_file(zb, n, fd);
@@ -450,7 +457,7 @@ static int queue_file(struct zbuilder *zb, struct tnode *n, int fd, bool whole_f
 		source_close(zb->b, fd);
 		return err_fail(zb->b->err, -ENOMEM, "out of memory");
 	}
-	f->cluster = zb->pcluster;
+	f->cluster = file_cluster(zb, n);
 	return queue_segments(zb, f, whole_fragment, zb->segment);
 }
 
@@ -650,6 +657,8 @@ int zbuild_buffers_init(struct zbuilder *zb)
 	zb->fragment_room = FRAGSTREAM_PIECE;
 	if (zb->fragment_room < zb->pcluster)
 		zb->fragment_room = zb->pcluster;
+	if (zb->fragment_room < hints_largest(zb->b->hints))
+		zb->fragment_room = hints_largest(zb->b->hints);
 	if (zb->fragment_room < zb->packed_pcluster)
 		zb->fragment_room = zb->packed_pcluster;
 	/* A segment is cut once the reserve is there behind it (see
@@ -691,7 +700,7 @@ static int plan_file(struct zbuilder *zb, struct tnode *n, enum plan *plan)
 		return 0;
 	case EK_FRAGMENTS_TAILS:
 		/* Its data would only ever partly fill one cluster. */
-		if (n->size <= zb->pcluster && n->size > b->lay.inline_max) {
+		if (n->size <= file_cluster(zb, n) && n->size > b->lay.inline_max) {
 			*plan = PLAN_FRAGMENT;
 			return 0;
 		}

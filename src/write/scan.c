@@ -20,6 +20,7 @@
 #include "util/error.h"
 #include "util/path.h"
 #include "write/exclude.h"
+#include "write/hints.h"
 
 /* ------------------------------------------------------------ hard links */
 
@@ -304,6 +305,9 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 				ret = err_fail(b->err, -ENOMEM, "out of memory");
 			else
 				ret = fill_inode(b, e->inode, child, &st);
+			/* Its first name picks the rule, as upstream's does. */
+			if (!ret && b->hints && S_ISREG(st.st_mode))
+				e->inode->hint = (uint8_t)hints_rule(b->hints, child + under_source);
 			if (!ret && !S_ISDIR(st.st_mode) && st.st_nlink > 1 &&
 			    links_add(b->links, st.st_dev, st.st_ino, e->inode))
 				ret = err_fail(b->err, -ENOMEM, "out of memory");

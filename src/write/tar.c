@@ -1401,6 +1401,8 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 	if (!ret && (b.o.exclude_paths || b.o.exclude_regexes))
 		ret = err_fail(err, -EINVAL, "--exclude-path and --exclude-regex take a directory "
 			       "source, not an archive");
+	if (!ret && b.o.compress_hints)
+		ret = err_fail(err, -EINVAL, "--compress-hints takes a directory source, not an archive");
 	if (!ret)
 		ret = build_check_options(&b);
 	if (!ret)

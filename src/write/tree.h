@@ -80,6 +80,7 @@ struct tnode {
 	/* layout decisions */
 	uint16_t xattr_icount;
 	uint8_t layout;
+	uint8_t hint;              /* its --compress-hints rule (from 1), or 0 */
 	uint32_t xattr_size;
 	uint32_t serial;           /* i_ino */
 	uint32_t inline_size;      /* bytes stored after the inode */

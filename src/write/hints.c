@@ -24,8 +24,10 @@ struct hint {
 	regex_t pattern;
 };
 
+/* Each rule in an allocation of its own: a compiled regex_t is not
+ * promised to survive being moved, as a growing array would move it. */
 struct hints {
-	struct hint *rules;
+	struct hint **rules;
 	unsigned int count;
 	uint32_t largest;
 };
@@ -36,8 +38,10 @@ void hints_close(struct hints *h)
 
 	if (!h)
 		return;
-	for (i = 0; i < h->count; i++)
-		regfree(&h->rules[i].pattern);
+	for (i = 0; i < h->count; i++) {
+		regfree(&h->rules[i]->pattern);
+		free(h->rules[i]);
+	}
 	free(h->rules);
 	free(h);
 }
@@ -87,18 +91,18 @@ static int parse_rule(char **words, unsigned int n,
 	return 0;
 }
 
-static int add_rule(struct hints *h, unsigned int *cap, const struct hint *rule)
+static int add_rule(struct hints *h, unsigned int *cap, struct hint *rule)
 {
 	if (h->count == *cap) {
 		unsigned int grown = *cap ? 2 * *cap : 8;
-		struct hint *r = realloc(h->rules, grown * sizeof(*r));
+		struct hint **r = realloc(h->rules, grown * sizeof(*r));
 
 		if (!r)
 			return -ENOMEM;
 		h->rules = r;
 		*cap = grown;
 	}
-	h->rules[h->count++] = *rule;
+	h->rules[h->count++] = rule;
 	if (h->largest < rule->cluster)
 		h->largest = rule->cluster;
 	return 0;
@@ -126,7 +130,7 @@ int hints_open(const char *path, int (*check)(const void *ctx, uint32_t size, ek
 		ssize_t len = getline(&line, &line_cap, f);
 		char *words[3];
 		unsigned int n;
-		struct hint rule;
+		struct hint *rule;
 
 		if (len < 0)
 			break;
@@ -139,14 +143,20 @@ int hints_open(const char *path, int (*check)(const void *ctx, uint32_t size, ek
 		n = split_words(line, words, 3);
 		if (!n || words[0][0] == '#')
 			continue;
-		ret = parse_rule(words, n, check, ctx, &rule, err);
-		if (!ret && h->count == HINTS_MAX) {
-			regfree(&rule.pattern);
-			ret = err_fail(err, -EINVAL, "more than %u rules", HINTS_MAX);
-		}
-		if (!ret && add_rule(h, &cap, &rule)) {
-			regfree(&rule.pattern);
+		rule = malloc(sizeof(*rule));
+		if (!rule) {
 			ret = err_fail(err, -ENOMEM, "out of memory");
+			break;
+		}
+		ret = parse_rule(words, n, check, ctx, rule, err);
+		if (ret) {
+			free(rule);
+		} else if (h->count == HINTS_MAX || add_rule(h, &cap, rule)) {
+			ret = h->count == HINTS_MAX ?
+			      err_fail(err, -EINVAL, "more than %u rules", HINTS_MAX) :
+			      err_fail(err, -ENOMEM, "out of memory");
+			regfree(&rule->pattern);
+			free(rule);
 		}
 		if (ret)
 			err_prefix(err, "%s:%u: ", path, lineno);
@@ -170,14 +180,14 @@ unsigned int hints_rule(const struct hints *h, const char *rel)
 	unsigned int i;
 
 	for (i = 0; h && i < h->count; i++)
-		if (!regexec(&h->rules[i].pattern, rel, 0, NULL, 0))
+		if (!regexec(&h->rules[i]->pattern, rel, 0, NULL, 0))
 			return i + 1;
 	return 0;
 }
 
 uint32_t hints_cluster(const struct hints *h, unsigned int rule)
 {
-	return h->rules[rule - 1].cluster;
+	return h->rules[rule - 1]->cluster;
 }
 
 uint32_t hints_largest(const struct hints *h)

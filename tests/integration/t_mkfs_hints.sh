@@ -104,6 +104,7 @@ refused '2097152 x\n' "bad.txt:1: cluster size 2097152"
 refused '8192 1 x\n' "bad.txt:1: algorithm '1'"
 refused 'big x\n' "bad.txt:1: 'big' is not a cluster size"
 refused '4096 (x\n' "bad.txt:1: pattern '(x'"
+refused "$(for i in $(seq 256); do printf '4096 ^f%d$\\n' "$i"; done)" "bad.txt:256: more than 255 rules"
 refused '4096 x\n' "they need a compressor" -b4096
 expect_exit 2 "$E" mkfs -q -zlz4 --compress-hints missing.txt bad.img src 2>err.txt
 grep -qF "missing.txt: No such file or directory" err.txt || fail "a missing rules file: $(cat err.txt)"

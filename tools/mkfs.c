@@ -598,10 +598,6 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		cli_error(CMD, "--exclude-path and --exclude-regex take a directory source");
 		return EXIT_USAGE;
 	}
-	if (o.compress_hints && (tar || oci)) {
-		cli_error(CMD, "--compress-hints takes a directory source");
-		return EXIT_USAGE;
-	}
 	if (oci_layers ? argc != optind :
 	    oci ? argc - optind != 1 :
 	    tar ? argc - optind < 1 || argc - optind > 2 : argc - optind != 2) {

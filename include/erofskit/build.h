@@ -186,14 +186,14 @@ typedef struct ek_build_options {
 	 * them (-EINVAL). */
 	const char *const *exclude_paths;
 	const char *const *exclude_regexes;
-	/* directory sources: per-file compressed cluster sizes, from the file
-	 * at this path (mkfs.erofs --compress-hints): rules "SIZE [0] REGEX",
-	 * one a line ('#' starts a comment line).  A compressed regular file
-	 * takes the first rule whose REGEX (POSIX extended) is found in its
-	 * path, seen as exclude_regexes see it, and its clusters hold at most
-	 * SIZE bytes (whole blocks, as pcluster_size) instead of
-	 * pcluster_size.  The 0 is the algorithm, -z's (the only one).  NULL:
-	 * none.  An archive source refuses it (-EINVAL). */
+	/* Per-file compressed cluster sizes, from the file at this path
+	 * (mkfs.erofs --compress-hints): rules "SIZE [0] REGEX", one a line
+	 * ('#' starts a comment line).  A compressed regular file takes the
+	 * first rule whose REGEX (POSIX extended) is found in its path, seen
+	 * as exclude_regexes see it (an archive's entry: its name cleaned of
+	 * "./" and repeated '/'), and its clusters hold at most SIZE bytes
+	 * (whole blocks, as pcluster_size) instead of pcluster_size.  The 0
+	 * is the algorithm, -z's (the only one).  NULL: none. */
 	const char *compress_hints;
 
 	ek_progress_fn progress;

@@ -33,6 +33,7 @@
 #include "util/path.h"
 #include "write/compress.h"
 #include "write/dedupe.h"
+#include "write/hints.h"
 #include "write/internal.h"
 #include "write/libarchive.h"
 #include "write/source.h"
@@ -458,6 +459,31 @@ static const char *last_component(const char *comps, size_t count)
 	return c;
 }
 
+/*
+ * A regular file's --compress-hints rule, matched against its name in
+ * the archive as split_path() cleaned it ("a/b", as the file's path
+ * under a directory source reads once the archive is extracted).
+ */
+static int pick_hint(struct tar_reader *r, struct tnode *n, const char *comps, size_t count)
+{
+	size_t len = 0, i;
+	char *rel;
+
+	for (i = 0; i < count; i++)
+		len += strlen(comps + len) + 1;
+	rel = malloc(len);
+	if (!rel)
+		return err_fail(r->b->err, -ENOMEM, "out of memory");
+	/* The components are NUL-separated: separate them with '/'. */
+	memcpy(rel, comps, len);
+	for (i = 0; i + 1 < len; i++)
+		if (!rel[i])
+			rel[i] = '/';
+	n->hint = (uint8_t)hints_rule(r->b->hints, rel);
+	free(rel);
+	return 0;
+}
+
 /* ------------------------------------------------------------ inodes */
 
 static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_entry *e)
@@ -837,6 +863,8 @@ static int add_named(struct tar_reader *r, struct archive_entry *e, const char *
 		n->rdev_major = n->rdev_minor = 0;
 	if (!ret && type == S_IFDIR)
 		n->parent = parent;
+	if (!ret && type == S_IFREG && r->b->hints)
+		ret = pick_hint(r, n, comps, count);
 	if (!ret)
 		ret = name_add(r, parent, name, strlen(name), n);
 	if (!ret && (type == S_IFLNK || (type == S_IFREG && !n->indexed)) && !n->data_dropped)
@@ -1401,8 +1429,6 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 	if (!ret && (b.o.exclude_paths || b.o.exclude_regexes))
 		ret = err_fail(err, -EINVAL, "--exclude-path and --exclude-regex take a directory "
 			       "source, not an archive");
-	if (!ret && b.o.compress_hints)
-		ret = err_fail(err, -EINVAL, "--compress-hints takes a directory source, not an archive");
 	if (!ret)
 		ret = build_check_options(&b);
 	if (!ret)

@@ -24,11 +24,13 @@
 #include "write/fragments.h"
 #include "write/internal.h"
 
+#define STAGE_FIRST ((size_t)64 << 10)
+
 struct packed {
 	uint64_t size;
 	uint8_t *stage;            /* [taken, size) of the data, from stage_head */
 	size_t stage_head, stage_cap;
-	size_t stage_least;        /* its size at least */
+	size_t stage_most;         /* what callers keep the waiting bytes to */
 	uint64_t taken;
 	int compressed_fd;         /* its compressed segments, until placed */
 	struct digtab seen;        /* (digest, length) -> offset */
@@ -50,7 +52,7 @@ int packed_open(struct build *b, const char *image_path)
 		return err_fail(b->err, -e, "%s: cannot create a temporary file for the packed inode: %s",
 				image_path, strerror(e));
 	}
-	p->stage_least = (size_t)b->packed_waiting_max;
+	p->stage_most = (size_t)b->packed_waiting_max;
 	b->packed = p;
 	return 0;
 }
@@ -73,9 +75,14 @@ int packed_compressed_fd(const struct build *b)
 	return b->packed->compressed_fd;
 }
 
-/* Room for len more bytes after what waits: the waiting bytes move to
- * the front when that makes room, the stage grows when it does not
- * (never, while callers keep to packed_waiting_max). */
+/*
+ * Room for len more bytes after what waits: the waiting bytes move to
+ * the front when that makes room, the stage grows when it does not.  It
+ * is 64 KiB first, then what callers keep to (packed_waiting_max,
+ * megabytes), so that a build with a few small fragments allocates
+ * little: under AddressSanitizer each allocation and free writes shadow
+ * for all of it.  (Not doubling: see fifobuf's grow().)
+ */
 static int stage_room(struct build *b, struct packed *p, size_t len)
 {
 	size_t waiting = (size_t)(p->size - p->taken);
@@ -89,9 +96,9 @@ static int stage_room(struct build *b, struct packed *p, size_t len)
 		p->stage_head = 0;
 		return 0;
 	}
-	cap = need + need / 4;
-	if (cap < p->stage_least)
-		cap = p->stage_least;
+	cap = p->stage_cap ? p->stage_most : STAGE_FIRST;
+	if (cap < need)
+		cap = need + need / 4;   /* beyond what callers keep to */
 	grown = hugebuf_alloc(cap);
 	if (!grown)
 		return err_fail(b->err, -ENOMEM, "out of memory for %zu bytes of the packed inode's data",

@@ -38,6 +38,9 @@
  * deflate build of the root filesystem.  Their input is bounded by
  * WINDOW_BYTES all the same. */
 #define WINDOW_TASKS 4096u
+/* The queue's ring starts at one huge page and doubles as the input
+ * needs, up to the window and a segment. */
+#define RING_FIRST ((size_t)1 << 20)
 
 static int queue_packed(struct zbuilder *zb, bool end);
 
@@ -666,7 +669,7 @@ int zbuild_buffers_init(struct zbuilder *zb)
 	 * waits. */
 	zb->b->packed_waiting_max = zb->packed_segment + PACKED_FIRST_PACK * zb->b->blksz +
 				    PACKED_RESERVE * zb->packed_segment + zb->fragment_room;
-	if (fifobuf_init(&zb->queued_bufs, (size_t)(WINDOW_BYTES + zb->segment)))
+	if (fifobuf_init(&zb->queued_bufs, RING_FIRST, (size_t)(WINDOW_BYTES + zb->segment)))
 		return -ENOMEM;
 	return bufcache_init(&zb->packed_bufs, (size_t)zb->packed_segment,
 			     zb->packed_compressing_max);

@@ -2,6 +2,7 @@
  * overlap, stay inside the buffer, keep what was written into them, and
  * the memory is used again once given back. */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,7 +26,11 @@ static void check_piece(const struct fifobuf *f, const struct piece *pc)
 {
 	size_t i;
 
-	assert_true(pc->p >= f->base && pc->p + pc->len <= f->base + f->cap);
+	bool in_current = pc->p >= f->base && pc->p + pc->len <= f->base + f->cap;
+	bool in_outgrown = f->outgrown && pc->p >= f->outgrown &&
+			   pc->p + pc->len <= f->outgrown + f->outgrown_cap;
+
+	assert_true(in_current || in_outgrown);
 	for (i = 0; i < pc->len; i++)
 		assert_int_equal(pc->p[i], pc->fill);
 }
@@ -44,16 +49,16 @@ static void check_apart(const struct piece *out, size_t first, size_t count)
 }
 
 /* A queue of pieces of random sizes, taken at the back and given back at
- * the front; sometimes the newest is given back at once instead. */
-static void test_random_queue(void **state)
+ * the front; sometimes the newest is given back at once instead.  The
+ * ring is CAP bytes from the start, or grows to it from start_cap. */
+static void random_queue(size_t start_cap)
 {
 	struct piece out[MAX_OUT];
 	struct fifobuf f;
 	size_t first = 0, count = 0, taken = 0, refused = 0, i;
 	unsigned int seed = 7;
 
-	(void)state;
-	assert_int_equal(fifobuf_init(&f, CAP), 0);
+	assert_int_equal(fifobuf_init(&f, start_cap, CAP), 0);
 	for (i = 0; i < 200000; i++) {
 		seed = seed * 1103515245u + 12345u;
 		if (count < MAX_OUT && (seed >> 16) % 3) {
@@ -90,7 +95,20 @@ give:
 		check_piece(&f, &out[(first + i) % MAX_OUT]);
 	assert_true(taken > 100000);
 	assert_true(refused > 0);
+	assert_int_equal(f.cap, CAP);
 	fifobuf_fini(&f);
+}
+
+static void test_random_queue(void **state)
+{
+	(void)state;
+	random_queue(CAP);
+}
+
+static void test_random_queue_growing(void **state)
+{
+	(void)state;
+	random_queue(700);
 }
 
 /* Pieces given back make room again: a full ring, emptied, takes the
@@ -102,7 +120,7 @@ static void test_room_comes_back(void **state)
 	uint8_t *a, *b, *c;
 
 	(void)state;
-	assert_int_equal(fifobuf_init(&f, CAP), 0);
+	assert_int_equal(fifobuf_init(&f, CAP, CAP), 0);
 	assert_null(fifobuf_take(&f, 0));
 	assert_null(fifobuf_take(&f, CAP + 1));
 	a = fifobuf_take(&f, 3000);
@@ -120,11 +138,53 @@ static void test_room_comes_back(void **state)
 	fifobuf_fini(&f);
 }
 
+/* A ring that starts small grows to its limit when a piece does not
+ * fit, also while pieces are out of the buffer it outgrows: those keep
+ * their bytes until they come back, and that buffer goes with the last
+ * of them. */
+static void test_growth(void **state)
+{
+	struct piece out[MAX_OUT];
+	struct fifobuf f;
+	uint8_t *first;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(fifobuf_init(&f, 1024, CAP), 0);
+	assert_null(fifobuf_take(&f, CAP + 1));           /* over the limit */
+	for (i = 0; i < 4; i++) {
+		out[i].len = 400;
+		out[i].fill = (uint8_t)(i + 1);
+		out[i].p = fifobuf_take(&f, out[i].len);
+		assert_non_null(out[i].p);
+		memset(out[i].p, out[i].fill, out[i].len);
+	}
+	assert_int_equal(f.cap, CAP);                     /* the third did not fit in 1024 */
+	assert_non_null(f.outgrown);
+	assert_int_equal(f.outgrown_live, 2);
+	first = f.outgrown;
+	assert_true(out[0].p >= first && out[1].p + out[1].len <= first + 1024);
+	check_apart(out, 0, 4);
+	for (i = 0; i < 4; i++) {
+		check_piece(&f, &out[i]);
+		fifobuf_give(&f, out[i].p, out[i].len);
+		if (i == 1)
+			assert_null(f.outgrown);          /* gone with its last piece */
+	}
+	assert_ptr_equal(fifobuf_take(&f, CAP), f.base);  /* empty: the whole buffer */
+	assert_null(fifobuf_take(&f, 1));                 /* and no more */
+	fifobuf_fini(&f);
+	fifobuf_fini(&f);
+	assert_null(fifobuf_take(&f, 10));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_queue),
+		cmocka_unit_test(test_random_queue_growing),
 		cmocka_unit_test(test_room_comes_back),
+		cmocka_unit_test(test_growth),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,7 @@
  * implement is refused by name before anything runs: silently ignoring it
  * could build a different image than the caller asked for. */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,7 @@ struct translation {
 	 * turns them into one of erofskit's. */
 	const char *path, *nid;
 	bool ls, cat, superblock;
+	char share[24];            /* -x N as --xattr-share's N + 1 */
 };
 
 static int push(struct translation *t, const char *arg)
@@ -110,12 +112,20 @@ static int mkfs_xattr_limit(struct translation *t, const char *value)
 {
 	int64_t limit;
 
-	/* A negative -x turns xattrs off; otherwise it tunes which xattrs
-	 * upstream shares, a layout erofskit chooses itself. */
-	if (cli_parse_int(value, &limit) && limit < 0)
+	/* A negative -x turns xattrs off.  Otherwise N is the most inodes
+	 * an xattr may have and stay inline: erofskit's --xattr-share counts
+	 * the inodes from which it is shared, N + 1. */
+	if (!cli_parse_int(value, &limit) || limit >= UINT32_MAX) {
+		fprintf(stderr, "%s: -x '%s': expected a number of inodes (or -1: no xattrs)\n",
+			t->tool->name, value);
+		return EXIT_USAGE;
+	}
+	if (limit < 0)
 		return push(t, "--no-xattrs");
-	return refuse(t, "-x", 2, "is supported only as '-x -1' (no xattrs): erofskit "
-		      "chooses which xattrs to share itself");
+	snprintf(t->share, sizeof(t->share), "%lld", (long long)limit + 1);
+	if (push(t, "--xattr-share") != GO_ON)
+		return EXIT_USAGE;
+	return push(t, t->share);
 }
 
 static int mkfs_tar(struct translation *t, const char *value)
@@ -197,7 +207,8 @@ static const struct row mkfs_rows[] = {
 	{ "--gid-offset", VALUE, PASS, "--gid-offset", NULL, "--gid-offset=N", "N added to every group" },
 	{ "--chunksize", VALUE, PASS, "--chunksize", NULL, "--chunksize=SIZE",
 	  "uncompressed files in SIZE-byte chunks, equal ones stored once" },
-	{ "-x", VALUE, SPECIAL, NULL, mkfs_xattr_limit, "-x -1", "no extended attributes" },
+	{ "-x", VALUE, SPECIAL, NULL, mkfs_xattr_limit, "-x N",
+	  "xattrs on more than N inodes shared (-1: no xattrs)" },
 	{ "--workers", VALUE, PASS, "--workers", NULL, "--workers=N", "compression threads" },
 	{ "--exclude-path", VALUE, PASS, "--exclude-path", NULL, "--exclude-path=PATH",
 	  "leave PATH (relative to SOURCE) out" },

@@ -104,6 +104,11 @@ typedef struct ek_build_options {
 	/* xattrs */
 	bool no_xattrs;
 	bool no_xattr_filter;
+	/* an xattr (name and value) carried by this many inodes or more is
+	 * stored once in the shared area, the others inline; 0: 2 (mkfs.erofs
+	 * -x N is N + 1; 1 shares every xattr).  A directory source only: an
+	 * archive's xattrs are inline (-EINVAL for any other value). */
+	uint32_t xattr_share;
 
 	/* compression */
 	enum ek_compressor compressor;

@@ -1426,6 +1426,9 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 			       "512-byte blocks and no compression");
 	if (!ret && b.o.tar_index && count != 1)
 		ret = err_fail(err, -EINVAL, "--tar=i indexes one tar");
+	if (!ret && b.o.xattr_share)
+		ret = err_fail(err, -EINVAL, "--xattr-share takes a directory source: an archive's "
+			       "xattrs are stored inline");
 	if (!ret && (b.o.exclude_paths || b.o.exclude_regexes))
 		ret = err_fail(err, -EINVAL, "--exclude-path and --exclude-regex take a directory "
 			       "source, not an archive");

@@ -1,7 +1,8 @@
 /*
  * Xattr planning: an xattr (name and value) carried by two inodes or more
- * is stored once in the shared area and referenced by id; the others are
- * stored inline after each inode.  Every body gets the bloom filter.
+ * (--xattr-share's count) is stored once in the shared area and
+ * referenced by id; the others are stored inline after each inode.  Every
+ * body gets the bloom filter.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,25 +15,28 @@
 #include "util/error.h"
 #include "util/warn.h"
 
+#define SHARE_DEFAULT 2u
+
 struct collect {
 	struct txattr **items;
 	size_t n;
+	uint32_t share;             /* users from which an xattr is shared */
 };
 
 static void collect_shared(struct txattr *x, void *ctx)
 {
 	struct collect *c = ctx;
 
-	if (x->users >= 2)
+	if (x->users >= c->share)
 		c->items[c->n++] = x;
 }
 
 static void count_shared(struct txattr *x, void *ctx)
 {
-	size_t *n = ctx;
+	struct collect *c = ctx;
 
-	if (x->users >= 2)
-		(*n)++;
+	if (x->users >= c->share)
+		c->n++;
 }
 
 static int cmp_shared(const void *a, const void *b)
@@ -80,16 +84,18 @@ static bool stored_shared(const struct tnode *n, uint32_t i)
 int plan_xattrs(struct build *b)
 {
 	struct collect c = { 0 };
-	size_t nshared = 0, i;
+	size_t i;
 	uint64_t off = 0;
 	struct tnode *n;
 
+	c.share = b->o.xattr_share ? b->o.xattr_share : SHARE_DEFAULT;
 	if (!b->no_shared_xattrs)
-		tree_for_each_xattr(&b->tree, count_shared, &nshared);
-	if (nshared) {
-		c.items = malloc(nshared * sizeof(*c.items));
+		tree_for_each_xattr(&b->tree, count_shared, &c);
+	if (c.n) {
+		c.items = malloc(c.n * sizeof(*c.items));
 		if (!c.items)
 			return err_fail(b->err, -ENOMEM, "out of memory");
+		c.n = 0;
 		tree_for_each_xattr(&b->tree, collect_shared, &c);
 		qsort(c.items, c.n, sizeof(*c.items), cmp_shared);
 		for (i = 0; i < c.n; i++) {

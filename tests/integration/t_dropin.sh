@@ -89,6 +89,40 @@ same_image "--force-uid= --force-gid= -x -1 -U clear -d --all-time" \
 "$E" mkfs -q plain.img "$S"
 cmp -s plain.img dropin.img && fail "the options changed nothing: the comparisons prove nothing"
 
+note "mkfs.erofs -x N: an xattr on more than N inodes is shared, as mkfs.erofs 1.5 shares it"
+# Xattrs on one, two and three inodes; whether each file's is shared
+# shows in its xattr size (the 4-byte id of a shared one against the
+# whole inline entry).
+X=$T/xsrc
+mkdir -p "$X"
+for i in 1 2 3 4 5 6; do echo "$i" >"$X/f$i"; done
+setfattr -n user.once -v 1 "$X/f1"
+for f in f2 f3; do setfattr -n user.twice -v 2 "$X/$f"; done
+for f in f4 f5 f6; do setfattr -n user.thrice -v 3 "$X/$f"; done
+manifest "$X" xsrc.json
+xattr_sizes() {   # IMAGE: f1's, f2's and f4's xattr sizes
+	local f
+	for f in f1 f2 f4; do
+		"$E" dump --json --path /$f "$1" |
+			python3 -c 'import json, sys; print(json.load(sys.stdin)["xattr_size"])'
+	done | tr '\n' ' '
+}
+for x in 0 1 2 3; do
+	"$MKFS" --quiet -x $x x-ours.img "$X" || fail "mkfs.erofs -x $x failed"
+	mkfs.erofs -x $x x-theirs.img "$X" >/dev/null 2>&1 || fail "Debian's mkfs.erofs -x $x failed"
+	[ "$(xattr_sizes x-ours.img)" = "$(xattr_sizes x-theirs.img)" ] ||
+		fail "-x $x: xattr sizes $(xattr_sizes x-ours.img), mkfs.erofs 1.5's $(xattr_sizes x-theirs.img)"
+	kernel_check x-ours.img xsrc.json "mkfs.erofs -x $x"
+done
+# The sizes tell shared from inline (so the comparisons above can fail):
+# -x 3 (the last built) keeps all three inline, -x 0 shares them all.
+[ "$(xattr_sizes x-ours.img)" = "24 24 24 " ] || fail "-x 3: sizes $(xattr_sizes x-ours.img)"
+"$MKFS" --quiet -x 0 x0.img "$X" && "$E" mkfs -q --xattr-share 1 x1.img "$X" && cmp -s x0.img x1.img ||
+	fail "mkfs.erofs -x 0 is not erofskit mkfs --xattr-share 1"
+[ "$(xattr_sizes x0.img)" = "16 16 16 " ] || fail "-x 0: sizes $(xattr_sizes x0.img)"
+"$E" mkfs -q x-default.img "$X" && "$MKFS" --quiet -x 1 x-one.img "$X" && cmp -s x-default.img x-one.img ||
+	fail "erofskit's default is not mkfs.erofs -x 1"
+
 note "fsck.erofs"
 "$MKFS" --quiet -zlz4hc -Eztailpacking image.img "$S"
 "$FSCK" image.img >/dev/null || fail "fsck.erofs IMAGE"
@@ -159,7 +193,9 @@ done
 refused "'--blobdev'" "$MKFS" --blobdev blob out.img "$S"
 refused "'--ungzip=raw.tar': a copy of the decompressed stream" "$MKFS" --ungzip=raw.tar out.img "$S"
 refused "'--unxz=raw.tar'" "$MKFS" --unxz=raw.tar out.img "$S"
-refused "'-x'" "$MKFS" -x 2 out.img "$S"
+refused "'abc'" "$MKFS" -x abc out.img "$S"
+refused "--xattr-share '0'" "$E" mkfs --xattr-share 0 out.img "$S"
+refused "--xattr-share takes a directory source" "$E" mkfs --tar --xattr-share 3 out.img /dev/null
 refused "'-q'" "$MKFS" -q out.img "$S"              # no mkfs.erofs option either
 refused "'-p'" "$MKFS" -Enoinline_data -T0 -p out.img "$S"
 refused "'--quiet'" "$MKFS" --quiet=1 out.img "$S"

@@ -9,7 +9,7 @@ PACKAGES=(
 	liblz4-dev libzstd-dev liblzma-dev libdeflate-dev libisal-dev
 	libxxhash-dev zlib1g-dev liburing-dev libfuse3-dev fuse3
 	openssl libcmocka-dev libarchive-dev libjansson-dev libcurl4-openssl-dev umoci libarchive-tools zstd lz4 xz-utils bzip2
-	nettle-dev
+	nettle-dev libselinux1-dev
 	nginx-light docker-registry apache2-utils curl
 	scdoc man-db groff-base
 	erofs-utils acl attr e2fsprogs util-linux kmod strace

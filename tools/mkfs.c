@@ -85,6 +85,9 @@ static void usage(FILE *f)
 "  --no-xattr-filter     do not write the xattr bloom filter\n"
 "  --xattr-share N       store an xattr carried by N inodes or more once, in\n"
 "                        the shared area (default 2; 1: every xattr)\n"
+"  --file-contexts FILE  SELinux labels from FILE (file_contexts rules,\n"
+"                        read by libselinux) by each file's path in the\n"
+"                        image, in place of the source's own\n"
 "  --no-sparse-chunks    store sparse files flat (holes as zero blocks)\n"
 "  --chunksize SIZE      uncompressed files chunk-based, in SIZE-byte chunks\n"
 "                        (a power of two, at least a block): chunks of zeros\n"
@@ -173,7 +176,7 @@ static void progress(void *ctx, const ek_build_progress *p)
 
 enum {
 	OPT_WORKERS = 256, OPT_MKFS_TIME, OPT_ALL_ROOT, OPT_FORCE_UID,
-	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_XATTR_SHARE, OPT_NO_SPARSE, OPT_CHUNKSIZE,
+	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_XATTR_SHARE, OPT_FILE_CONTEXTS, OPT_NO_SPARSE, OPT_CHUNKSIZE,
 	OPT_IGNORE_MTIME, OPT_PRESERVE_MTIME, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_JSON,
 	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 	OPT_COMPRESS_HINTS,
@@ -423,6 +426,7 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		{ "no-xattrs", no_argument, NULL, OPT_NO_XATTRS },
 		{ "no-xattr-filter", no_argument, NULL, OPT_NO_FILTER },
 		{ "xattr-share", required_argument, NULL, OPT_XATTR_SHARE },
+		{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
 		{ "no-sparse-chunks", no_argument, NULL, OPT_NO_SPARSE },
 		{ "chunksize", required_argument, NULL, OPT_CHUNKSIZE },
 		{ "ignore-mtime", no_argument, NULL, OPT_IGNORE_MTIME },
@@ -534,6 +538,9 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		case OPT_NO_FILTER:
 			o.no_xattr_filter = true;
 			break;
+		case OPT_FILE_CONTEXTS:
+			o.file_contexts = optarg;
+			break;
 		case OPT_XATTR_SHARE:
 			if (!cli_parse_count(optarg, 1, UINT32_MAX, &o.xattr_share)) {
 				cli_error(CMD, "--xattr-share '%s': expected a number of inodes, "
@@ -610,6 +617,10 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 	}
 	if (o.xattr_share && (tar || oci)) {
 		cli_error(CMD, "--xattr-share takes a directory source (an archive's xattrs are inline)");
+		return EXIT_USAGE;
+	}
+	if (o.file_contexts && (tar || oci)) {
+		cli_error(CMD, "--file-contexts takes a directory source");
 		return EXIT_USAGE;
 	}
 	if (oci_layers ? argc != optind :

@@ -44,6 +44,7 @@ struct build {
 	struct hardlinks *links;
 	struct exclude *exclude;   /* while the source is walked */
 	struct hints *hints;       /* per-file cluster sizes, or NULL */
+	struct selabels *selabels; /* --file-contexts, or NULL */
 
 	int64_t epoch;             /* superblock epoch: compact inodes' mtime */
 	uint32_t fixed_nsec;

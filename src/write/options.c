@@ -15,6 +15,7 @@
 #include "util/error.h"
 #include "util/pool.h"
 #include "write/hints.h"
+#include "write/selabel.h"
 #include "write/internal.h"
 
 void ek_build_options_init(ek_build_options *o)
@@ -454,6 +455,11 @@ int build_check_options(struct build *b)
 			       "they need a compressor");
 	if (!ret && b->o.compress_hints)
 		ret = hints_open(b->o.compress_hints, check_hint_cluster, b, &b->hints, b->err);
+	if (!ret && b->o.file_contexts && b->o.no_xattrs)
+		ret = err_fail(b->err, -EINVAL, "file contexts set SELinux labels, which are xattrs: "
+			       "not without xattrs");
+	if (!ret && b->o.file_contexts)
+		ret = selabels_open(b->o.file_contexts, &b->selabels, b->err);
 	return ret;
 }
 

@@ -18,6 +18,7 @@
 #include "write/dedupe.h"
 #include "write/fragments.h"
 #include "write/hints.h"
+#include "write/selabel.h"
 #include "write/tails.h"
 
 /* Whether a compact core shows n's mtime: the epoch's own, or on a 48-bit
@@ -214,6 +215,8 @@ void build_cleanup(struct build *b)
 	tree_free(&b->tree);
 	hints_close(b->hints);
 	b->hints = NULL;
+	selabels_close(b->selabels);
+	b->selabels = NULL;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	b->stats->seconds = (double)(t1.tv_sec - b->started.tv_sec) +
 			    (double)(t1.tv_nsec - b->started.tv_nsec) / 1e9;

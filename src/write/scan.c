@@ -21,6 +21,7 @@
 #include "util/path.h"
 #include "write/exclude.h"
 #include "write/hints.h"
+#include "write/selabel.h"
 
 /* ------------------------------------------------------------ hard links */
 
@@ -96,6 +97,8 @@ void hardlinks_free(struct hardlinks *h)
 
 /* ------------------------------------------------------------ xattrs */
 
+#define SELINUX_XATTR "security.selinux"
+
 static int read_xattrs(struct build *b, struct tnode *n, const char *path)
 {
 	char *names = NULL, *value = NULL, *p;
@@ -130,6 +133,8 @@ retry:
 		goto out;
 	}
 	for (p = names; p < names + len; p += strlen(p) + 1) {
+		if (b->selabels && !strcmp(p, SELINUX_XATTR))
+			continue;   /* the file contexts' label replaces it */
 		vlen = lgetxattr(path, p, value, 65536);
 		if (vlen < 0) {
 			if (errno == ENODATA)
@@ -146,6 +151,30 @@ retry:
 out:
 	free(names);
 	free(value);
+	return ret;
+}
+
+/* --file-contexts: the label the rules give the inode at rel (its path
+ * under the source, "" for the root), if any. */
+static int label_inode(struct build *b, struct tnode *n, const char *rel)
+{
+	char *path, *context = NULL;
+	int ret;
+
+	if (!b->selabels)
+		return 0;
+	path = malloc(strlen(rel) + 2);
+	if (!path)
+		return err_fail(b->err, -ENOMEM, "out of memory");
+	path[0] = '/';
+	strcpy(path + 1, rel);
+	ret = selabels_lookup(b->selabels, path, n->mode, &context, b->err);
+	if (!ret && context) {
+		ret = xattr_attach(b, n, SELINUX_XATTR, context, strlen(context), path);
+		xattr_sort(n);
+	}
+	free(context);
+	free(path);
 	return ret;
 }
 
@@ -305,6 +334,8 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 				ret = err_fail(b->err, -ENOMEM, "out of memory");
 			else
 				ret = fill_inode(b, e->inode, child, &st);
+			if (!ret)
+				ret = label_inode(b, e->inode, child + under_source);
 			/* Its first name picks the rule, as upstream's does. */
 			if (!ret && b->hints && S_ISREG(st.st_mode))
 				e->inode->hint = (uint8_t)hints_rule(b->hints, child + under_source);
@@ -365,6 +396,8 @@ int scan_source(struct build *b, const char *image_path)
 	ret = exclude_open(&b->o, image_path, &b->exclude, b->err);
 	if (!ret)
 		ret = fill_inode(b, root, b->source, &st);
+	if (!ret)
+		ret = label_inode(b, root, "");
 	root->parent = root;
 	if (!ret)
 		ret = scan_dir(b, root, b->source, 0);

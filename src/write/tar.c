@@ -1426,6 +1426,8 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 			       "512-byte blocks and no compression");
 	if (!ret && b.o.tar_index && count != 1)
 		ret = err_fail(err, -EINVAL, "--tar=i indexes one tar");
+	if (!ret && b.o.file_contexts)
+		ret = err_fail(err, -EINVAL, "--file-contexts takes a directory source, not an archive");
 	if (!ret && b.o.xattr_share)
 		ret = err_fail(err, -EINVAL, "--xattr-share takes a directory source: an archive's "
 			       "xattrs are stored inline");

@@ -38,8 +38,8 @@
  * deflate build of the root filesystem.  Their input is bounded by
  * WINDOW_BYTES all the same. */
 #define WINDOW_TASKS 4096u
-/* The queue's ring starts at one huge page and doubles as the input
- * needs, up to the window and a segment. */
+/* The queue's ring starts at 1 MiB and grows to the window and a segment
+ * when the input first needs more (util/fifobuf.h). */
 #define RING_FIRST ((size_t)1 << 20)
 
 static int queue_packed(struct zbuilder *zb, bool end);

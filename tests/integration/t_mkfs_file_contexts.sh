@@ -4,7 +4,7 @@
 # - Every inode's security.selinux is the one Debian's mkfs.erofs 1.5
 #   gives with the same rules (both read through the kernel), and the
 #   rest of the tree is the same too: type-specific rules (-d, --, -l),
-#   a later rule over an earlier one, <<none>>, a hard link, the root; a
+#   a specific rule over a general one, <<none>>, a hard link, the root; a
 #   source label a rule matches is replaced, one no rule matches goes.
 # - Compressed, with the labels shared (-zlz4hc, no fragments: 1.5
 #   reads none), the kernel reads the same; erofskit fsck and fsck.erofs

@@ -214,6 +214,8 @@ static const struct row mkfs_rows[] = {
 	  "leave PATH (relative to SOURCE) out" },
 	{ "--exclude-regex", VALUE, PASS, "--exclude-regex", NULL, "--exclude-regex=RE",
 	  "leave out paths RE matches in" },
+	{ "--max-extent-bytes", VALUE, PASS, "--max-extent-bytes", NULL, "--max-extent-bytes=SIZE",
+	  "the most data a compressed extent holds" },
 	{ "--file-contexts", VALUE, PASS, "--file-contexts", NULL, "--file-contexts=FILE",
 	  "SELinux labels from a file_contexts file" },
 	{ "--compress-hints", VALUE, PASS, "--compress-hints", NULL, "--compress-hints=FILE",

@@ -121,6 +121,11 @@ typedef struct ek_build_options {
 	enum ek_compressor compressor;
 	int level;                  /* -1: the algorithm's default */
 	uint32_t pcluster_size;     /* bytes; 0: one block */
+	/* the most file data one compressed extent holds (mkfs.erofs
+	 * --max-extent-bytes): smaller extents cost less to decode for a
+	 * read at random, and compress less; at least a block; 0: 8 MiB, as
+	 * any larger value (the kernel takes 12 at most) */
+	uint32_t max_extent_bytes;
 	uint32_t dict_size;         /* lzma/deflate dictionary; 0: default */
 	unsigned int workers;       /* threads; 0: one per CPU this process
 	                               may use, 1: the calling thread alone */

@@ -47,6 +47,11 @@
  * (lz4hc,12 spent 3.9 s on 8 MiB of the small-files tree where others
  * took 0.5 s) holds up nothing while the rest go on. */
 #define PACKED_COMPRESSING_BYTES (32ull << 20)
+/* The kernel refuses extents that decode to more than 12 MiB: an encoder
+ * is offered at most this much (highly compressible data, zeros above
+ * all, would otherwise fill a cluster with more); --max-extent-bytes
+ * asks for less. */
+#define EXTENT_INPUT_MAX (8u << 20)
 
 /* ------------------------------------------------------------ setup */
 
@@ -84,6 +89,8 @@ int zbuild_setup(struct build *b)
 	zb->ep.block_size = b->blksz;
 	zb->ep.dict_size = o->dict_size;
 	zb->pcluster = o->pcluster_size ? o->pcluster_size : b->blksz;
+	zb->extent_input = o->max_extent_bytes && o->max_extent_bytes < EXTENT_INPUT_MAX ?
+			   o->max_extent_bytes : EXTENT_INPUT_MAX;
 	zb->packed_pcluster = o->fragment_cluster ? o->fragment_cluster : zb->pcluster;
 	zb->metabox_pcluster = o->metabox_cluster;
 	largest = zb->pcluster > zb->packed_pcluster ? zb->pcluster : zb->packed_pcluster;

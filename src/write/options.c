@@ -455,6 +455,13 @@ int build_check_options(struct build *b)
 			       "they need a compressor");
 	if (!ret && b->o.compress_hints)
 		ret = hints_open(b->o.compress_hints, check_hint_cluster, b, &b->hints, b->err);
+	if (!ret && b->o.max_extent_bytes && b->o.compressor == EK_COMPRESS_NONE)
+		ret = err_fail(b->err, -EINVAL, "--max-extent-bytes bounds compressed extents: "
+			       "it needs a compressor");
+	if (!ret && b->o.max_extent_bytes && b->o.max_extent_bytes < b->blksz)
+		ret = err_fail(b->err, -EINVAL, "--max-extent-bytes %u is less than a block (%u "
+			       "bytes): two extents would start in one", b->o.max_extent_bytes,
+			       b->blksz);
 	if (!ret && b->o.file_contexts && b->o.no_xattrs)
 		ret = err_fail(b->err, -EINVAL, "file contexts set SELinux labels, which are xattrs: "
 			       "not without xattrs");

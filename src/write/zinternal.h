@@ -118,6 +118,7 @@ struct zbuilder {
 	const struct codec *codec;
 	struct encoder_params ep;
 	uint32_t pcluster;       /* bytes */
+	uint32_t extent_input;   /* the most input an extent takes */
 	uint32_t packed_pcluster;/* the packed inode's */
 	uint32_t metabox_pcluster;/* the metabox's */
 	bool big;                /* pclusters above one block */

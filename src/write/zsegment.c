@@ -129,11 +129,6 @@ static int emit_plain_run(struct zbuilder *zb, struct ztask *t, uint64_t *pos,
 /* The least input the probe looks at before the encoder runs. */
 #define PROBE_AHEAD (64u << 10)
 
-/* The kernel refuses extents that decode to more than 12 MiB: an encoder
- * is offered at most this much (highly compressible data, zeros above
- * all, would otherwise fill a cluster with more). */
-#define EXTENT_INPUT_MAX (8u << 20)
-
 /* Compress as much of in[0, left) as fits cap bytes; *consumed 0 when
  * nothing fits.  A pcluster of several blocks must reach past the
  * lcluster after its head (cofs: the head's offset in its lcluster). */
@@ -143,8 +138,8 @@ static int fill_cluster(struct zbuilder *zb, struct ztask *t, struct zworker *w,
 {
 	uint32_t blksz = zb->b->blksz, full = t->file->cluster, cap = full;
 
-	if (left > EXTENT_INPUT_MAX)
-		left = EXTENT_INPUT_MAX;
+	if (left > zb->extent_input)
+		left = zb->extent_input;
 	for (;;) {
 		int ret = encoder_fill(w->enc, in, (size_t)left, w->pcluster, cap,
 				       consumed, csize, cap == full ? hint : NULL);

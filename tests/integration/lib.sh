@@ -144,6 +144,18 @@ expect_exit() {
 	[ "$got" -eq "$want" ] || fail "expected exit $want, got $got: $*"
 }
 
+# mkfs_refused TEXT ARGS...: `erofskit mkfs -q ARGS bad.img src`, run in
+# the current directory, exits 2 with TEXT in its message and writes no
+# image.
+mkfs_refused() {
+	local text=$1
+	shift
+	rm -f bad.img
+	expect_exit 2 "$EROFSKIT" mkfs -q "$@" bad.img src 2>err.txt
+	grep -qF -- "$text" err.txt || fail "mkfs $*: the message does not say '$text': $(cat err.txt)"
+	[ ! -e bad.img ] || fail "mkfs $*: an image was written"
+}
+
 # Run CMD with every library of this machine whose ldconfig name matches
 # the awk regular expression RE hidden behind an empty file (in a mount
 # namespace of its own), as on a machine without it:

@@ -85,16 +85,8 @@ note "the drop-in passes it on; refusals"
 "$EROFSKIT_BUILD/dropin/mkfs.erofs" --quiet -zlz4hc -C65536 -E^fragments,^dedupe \
 	--max-extent-bytes=16384 drop.img src || fail "mkfs.erofs (drop-in) --max-extent-bytes failed"
 cmp drop.img ours.img || fail "the drop-in's image differs from erofskit mkfs's"
-refused() {   # TEXT MKFS-ARGS...: exit 2, TEXT in the message, no image
-	local text=$1
-	shift
-	rm -f bad.img
-	expect_exit 2 "$E" mkfs -q "$@" bad.img src 2>err.txt
-	grep -qF -- "$text" err.txt || fail "mkfs $*: the message does not say '$text': $(cat err.txt)"
-	[ ! -e bad.img ] || fail "mkfs $*: an image was written"
-}
-refused "less than a block" -zlz4 --max-extent-bytes 2048
-refused "it needs a compressor" --max-extent-bytes 65536
-refused "invalid --max-extent-bytes 'lots'" -zlz4 --max-extent-bytes lots
-refused "invalid --max-extent-bytes '0'" -zlz4 --max-extent-bytes 0
+mkfs_refused "less than a block" -zlz4 --max-extent-bytes 2048
+mkfs_refused "it needs a compressor" --max-extent-bytes 65536
+mkfs_refused "invalid --max-extent-bytes 'lots'" -zlz4 --max-extent-bytes lots
+mkfs_refused "invalid --max-extent-bytes '0'" -zlz4 --max-extent-bytes 0
 echo PASS

@@ -98,18 +98,10 @@ note "the drop-in name takes it, for the same image"
 cmp drop.img ours.img || fail "the drop-in's image differs from erofskit mkfs's"
 
 note "refused: a missing or malformed rules file, --no-xattrs, an archive"
-refused() {   # TEXT MKFS-ARGS...: exit 2, TEXT in the message, no image
-	local text=$1
-	shift
-	rm -f bad.img
-	expect_exit 2 "$E" mkfs -q "$@" bad.img src 2>err.txt
-	grep -qF -- "$text" err.txt || fail "mkfs $*: the message does not say '$text': $(cat err.txt)"
-	[ ! -e bad.img ] || fail "mkfs $*: an image was written"
-}
-refused "missing.fc: libselinux cannot read it" --file-contexts missing.fc
+mkfs_refused "missing.fc: libselinux cannot read it" --file-contexts missing.fc
 printf '/a b c d e\n' >bad.fc
-refused "bad.fc: libselinux cannot read it" --file-contexts bad.fc
-refused "not without xattrs" --no-xattrs --file-contexts file_contexts
+mkfs_refused "bad.fc: libselinux cannot read it" --file-contexts bad.fc
+mkfs_refused "not without xattrs" --no-xattrs --file-contexts file_contexts
 tar -C src -cf src.tar .
 rm -f bad.img
 expect_exit 2 "$E" mkfs -q --tar --file-contexts file_contexts bad.img src.tar 2>err.txt

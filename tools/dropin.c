@@ -128,6 +128,17 @@ static int mkfs_xattr_limit(struct translation *t, const char *value)
 	return push(t, t->share);
 }
 
+static int mkfs_ovlfs_strip(struct translation *t, const char *value)
+{
+	/* 0 is upstream's default: the metadata stays. */
+	if (!strcmp(value, "0"))
+		return GO_ON;
+	if (!strcmp(value, "1"))
+		return push(t, "--ovlfs-strip");
+	fprintf(stderr, "%s: --ovlfs-strip=%s: expected 0 or 1\n", t->tool->name, value);
+	return EXIT_USAGE;
+}
+
 static int mkfs_tar(struct translation *t, const char *value)
 {
 	/* --tar alone is --tar=f upstream. */
@@ -214,6 +225,8 @@ static const struct row mkfs_rows[] = {
 	  "leave PATH (relative to SOURCE) out" },
 	{ "--exclude-regex", VALUE, PASS, "--exclude-regex", NULL, "--exclude-regex=RE",
 	  "leave out paths RE matches in" },
+	{ "--ovlfs-strip", VALUE, SPECIAL, NULL, mkfs_ovlfs_strip, "--ovlfs-strip=0|1",
+	  "with --tar, 1: the overlayfs metadata goes" },
 	{ "--max-extent-bytes", VALUE, PASS, "--max-extent-bytes", NULL, "--max-extent-bytes=SIZE",
 	  "the most data a compressed extent holds" },
 	{ "--file-contexts", VALUE, PASS, "--file-contexts", NULL, "--file-contexts=FILE",

@@ -114,6 +114,10 @@ static void usage(FILE *f)
 "                        appended to it: cat IMAGE TAR mounts (512-byte blocks)\n"
 "  --aufs                with --tar: .wh.NAME entries become overlayfs\n"
 "                        whiteouts, .wh..wh..opq makes a directory opaque\n"
+"  --ovlfs-strip         with --tar: overlayfs metadata goes: a whiteout\n"
+"                        (0:0 device, or .wh.NAME with --aufs) only takes\n"
+"                        its name away, opaque markers and the\n"
+"                        trusted.overlay.opaque/origin xattrs are dropped\n"
 "  --oci DIR[:TAG]       the source is the OCI image layout DIR (the image\n"
 "                        tagged TAG, or its only one); every blob's digest\n"
 "                        and size are checked\n"
@@ -180,7 +184,7 @@ static void progress(void *ctx, const ek_build_progress *p)
 
 enum {
 	OPT_WORKERS = 256, OPT_MKFS_TIME, OPT_ALL_ROOT, OPT_FORCE_UID,
-	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_XATTR_SHARE, OPT_FILE_CONTEXTS, OPT_MAX_EXTENT, OPT_NO_SPARSE, OPT_CHUNKSIZE,
+	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_XATTR_SHARE, OPT_FILE_CONTEXTS, OPT_MAX_EXTENT, OPT_OVLFS_STRIP, OPT_NO_SPARSE, OPT_CHUNKSIZE,
 	OPT_IGNORE_MTIME, OPT_PRESERVE_MTIME, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_JSON,
 	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 	OPT_COMPRESS_HINTS,
@@ -432,6 +436,7 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		{ "xattr-share", required_argument, NULL, OPT_XATTR_SHARE },
 		{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
 		{ "max-extent-bytes", required_argument, NULL, OPT_MAX_EXTENT },
+		{ "ovlfs-strip", no_argument, NULL, OPT_OVLFS_STRIP },
 		{ "no-sparse-chunks", no_argument, NULL, OPT_NO_SPARSE },
 		{ "chunksize", required_argument, NULL, OPT_CHUNKSIZE },
 		{ "ignore-mtime", no_argument, NULL, OPT_IGNORE_MTIME },
@@ -543,6 +548,9 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		case OPT_NO_FILTER:
 			o.no_xattr_filter = true;
 			break;
+		case OPT_OVLFS_STRIP:
+			o.ovlfs_strip = true;
+			break;
 		case OPT_MAX_EXTENT:
 			if (!size_option(optarg, false, "--max-extent-bytes", " (at least a block)",
 					 &o.max_extent_bytes))
@@ -627,6 +635,10 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 	}
 	if (o.xattr_share && (tar || oci)) {
 		cli_error(CMD, "--xattr-share takes a directory source (an archive's xattrs are inline)");
+		return EXIT_USAGE;
+	}
+	if (o.ovlfs_strip && !tar) {
+		cli_error(CMD, "--ovlfs-strip takes a tar source (--oci applies the whiteouts)");
 		return EXIT_USAGE;
 	}
 	if (o.file_contexts && (tar || oci)) {

@@ -188,6 +188,13 @@ typedef struct ek_build_options {
 	 * character devices) and ".wh..wh..opq" makes its directory opaque
 	 * (trusted.overlay.opaque=y), as container layers mean them */
 	bool aufs;
+	/* tar input (not flattened): the overlayfs metadata goes (mkfs.erofs
+	 * --ovlfs-strip=1): whiteouts (0:0 character devices, and .wh.NAME
+	 * with aufs) take their name away without standing in its place,
+	 * opaque markers are dropped, and so are the trusted.overlay.opaque
+	 * and trusted.overlay.origin xattrs.  A directory or an OCI source
+	 * refuses it (-EINVAL). */
+	bool ovlfs_strip;
 	/* tar input, index mode (mkfs.erofs --tar=i): the image holds the
 	 * metadata only, its files' data points into the tar, which is to be
 	 * appended to the image as it is (an uncompressed tar; 512-byte

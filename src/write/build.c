@@ -102,7 +102,11 @@ int ek_build(const char *image_path, const char *source_dir,
 	memset(&b, 0, sizeof(b));
 	build_init(&b, opts, stats, &local, err);
 	b.source = source_dir;
-	ret = build_check_options(&b);
+	/* A directory's whiteouts are files of its own (upstream strips
+	 * archives and rebuilt images only). */
+	ret = b.o.ovlfs_strip ? err_fail(err, -EINVAL, "--ovlfs-strip takes a tar source") : 0;
+	if (!ret)
+		ret = build_check_options(&b);
 	if (!ret)
 		ret = zbuild_setup(&b);
 	if (!ret)

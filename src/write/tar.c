@@ -486,6 +486,12 @@ static int pick_hint(struct tar_reader *r, struct tnode *n, const char *comps, s
 
 /* ------------------------------------------------------------ inodes */
 
+/* The xattrs --ovlfs-strip drops: what overlayfs itself sets. */
+static bool overlay_metadata(const char *xattr)
+{
+	return !strcmp(xattr, "trusted.overlay.opaque") || !strcmp(xattr, "trusted.overlay.origin");
+}
+
 static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_entry *e)
 {
 	struct tar_acl_xattrs acls = { { NULL, NULL }, { 0, 0 } };
@@ -513,7 +519,8 @@ static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_ent
 		if (slot >= 0) {
 			acls.value[slot] = value;
 			acls.size[slot] = size;
-		} else if (strncmp(name, "system.posix_acl_", strlen("system.posix_acl_"))) {
+		} else if (strncmp(name, "system.posix_acl_", strlen("system.posix_acl_")) &&
+			   !(r->b->o.ovlfs_strip && overlay_metadata(name))) {
 			ret = xattr_attach(r->b, n, name, value, size, label);
 		}
 	}
@@ -825,7 +832,7 @@ static int add_named(struct tar_reader *r, struct archive_entry *e, const char *
 		return ret;
 	if (marker) {
 		if (!strcmp(name, OPAQUE_NAME))
-			return mark_opaque(r, parent);
+			return r->b->o.ovlfs_strip ? 0 : mark_opaque(r, parent);
 		if (!strncmp(name, WHITEOUT_PREFIX WHITEOUT_PREFIX, 2 * strlen(WHITEOUT_PREFIX)))
 			return 0;   /* aufs's own bookkeeping (.wh..wh.plnk, ...) */
 		name += strlen(WHITEOUT_PREFIX);
@@ -852,6 +859,13 @@ static int add_named(struct tar_reader *r, struct archive_entry *e, const char *
 		return entry_fail(r, -EUCLEAN, "an entry of unknown type 0%o",
 				  (unsigned int)libarchive.entry_filetype(e));
 	old = name_find(r, parent, name, strlen(name));
+	/* Stripped, a whiteout only takes what it names away. */
+	if (r->b->o.ovlfs_strip && type == S_IFCHR &&
+	    (whiteout || (!libarchive.entry_rdevmajor(e) && !libarchive.entry_rdevminor(e)))) {
+		if (old)
+			name_remove(r, old);
+		return 0;
+	}
 	if (old && S_ISDIR(old->child->mode) && type == S_IFDIR) {
 		old->layer = r->layer;
 		return take_metadata(r, old->child, e);   /* tar -x keeps its children */
@@ -1428,6 +1442,9 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 		ret = err_fail(err, -EINVAL, "--tar=i indexes one tar");
 	if (!ret && b.o.file_contexts)
 		ret = err_fail(err, -EINVAL, "--file-contexts takes a directory source, not an archive");
+	if (!ret && b.o.ovlfs_strip && flatten)
+		ret = err_fail(err, -EINVAL, "--ovlfs-strip takes a tar: an OCI image's whiteouts are "
+			       "applied already");
 	if (!ret && b.o.xattr_share)
 		ret = err_fail(err, -EINVAL, "--xattr-share takes a directory source: an archive's "
 			       "xattrs are stored inline");

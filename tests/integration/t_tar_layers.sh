@@ -2,7 +2,8 @@
 # images with --aufs, stacked with the kernel's overlayfs, must show the
 # tree that applying the tars in order gives (a whiteout deletes, an opaque
 # directory hides what the layers below hold).  Without --aufs the .wh.
-# names are plain files.
+# names are plain files.  --ovlfs-strip leaves no whiteout, opaque
+# marker or overlay xattr.
 . "$(dirname "$0")/lib.sh"
 
 E=$EROFSKIT
@@ -108,4 +109,50 @@ note "without --aufs the .wh. names are files"
 kmount plain.erofs mp
 [ -f mp/etc/.wh.keep ] && [ -f mp/var/cache/.wh..wh..opq ] ||
 	fail "without --aufs the whiteout files are not kept as they are"
+kumount mp
+
+note "--ovlfs-strip: no whiteout, opaque marker or overlay xattr is left"
+# A layer as an overlayfs upper directory holds it: a 0:0 device for a
+# deleted name, trusted.overlay.* xattrs.  Added to layer 2's tar (whose
+# .wh. names --aufs reads): a name that a later whiteout of the same
+# archive deletes, such a device, and the xattrs (user.* ones stay).
+mkdir -p s/etc/app s/dir
+echo soon-gone >s/etc/app/gone
+mknod s/etc/upper-whiteout c 0 0
+echo kept >s/dir/file
+setfattr -n trusted.overlay.opaque -v y s/dir
+setfattr -n trusted.overlay.origin -v somewhere s/dir/file
+setfattr -n user.note -v stays s/dir/file
+: >s/etc/app/.wh.gone
+tar -C l2 --owner=0 --group=0 --format=posix -cf strip.tar .
+tar -C s --owner=0 --group=0 --format=posix --xattrs --xattrs-include='*' -rf strip.tar \
+	./etc/app/gone ./etc/upper-whiteout ./dir ./etc/app/.wh.gone
+"$E" mkfs --tar --aufs --ovlfs-strip -q strip.erofs strip.tar || fail "mkfs --ovlfs-strip failed"
+"$E" mkfs --tar --aufs -q kept.erofs strip.tar || fail "mkfs --tar --aufs of the same tar failed"
+"$E" fsck -q strip.erofs || fail "the stripped image is not clean"
+kmount kept.erofs mk
+kmount strip.erofs ms
+# What stripping takes away is there without it (the checks can fail).
+[ -c mk/etc/keep ] && [ -c mk/etc/upper-whiteout ] && [ -c mk/etc/app/gone ] ||
+	fail "without --ovlfs-strip the whiteouts are not devices"
+getfattr -n trusted.overlay.opaque mk/var/cache >/dev/null 2>&1 &&
+	getfattr -n trusted.overlay.opaque mk/dir >/dev/null 2>&1 &&
+	getfattr -n trusted.overlay.origin mk/dir/file >/dev/null 2>&1 ||
+	fail "without --ovlfs-strip the overlay xattrs are not there"
+for p in etc/keep etc/upper-whiteout etc/app/gone usr/lib/old; do
+	[ ! -e "ms/$p" ] && [ ! -L "ms/$p" ] || fail "--ovlfs-strip left $p"
+done
+[ -z "$(getfattr -d -m '^trusted\.overlay\.' ms/var/cache ms/dir ms/dir/file 2>/dev/null)" ] ||
+	fail "--ovlfs-strip left overlay xattrs: $(getfattr -d -m '^trusted' ms/var/cache ms/dir ms/dir/file)"
+[ "$(getfattr --only-values -n user.note ms/dir/file)" = stays ] || fail "user.note went too"
+[ "$(cat ms/etc/app/conf)" = changed ] && [ "$(cat ms/var/cache/c)" = fresh ] &&
+	[ "$(cat ms/dir/file)" = kept ] || fail "--ovlfs-strip lost a file's data"
+"$EROFSKIT_BUILD/dropin/mkfs.erofs" --tar=f --aufs --ovlfs-strip=1 --quiet drop.erofs <strip.tar ||
+	fail "mkfs.erofs --ovlfs-strip=1 (drop-in) failed"
+cmp drop.erofs strip.erofs || fail "the drop-in's --ovlfs-strip=1 is another image"
+"$EROFSKIT_BUILD/dropin/mkfs.erofs" --tar=f --aufs --ovlfs-strip=0 --quiet drop0.erofs <strip.tar ||
+	fail "mkfs.erofs --ovlfs-strip=0 (drop-in) failed"
+cmp drop0.erofs kept.erofs || fail "the drop-in's --ovlfs-strip=0 is not the default"
+mkdir -p plain-dir
+expect_exit 2 "$E" mkfs -q --ovlfs-strip dir.erofs plain-dir
 echo PASS

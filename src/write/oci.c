@@ -514,6 +514,9 @@ int ek_build_oci_layers(const char *out_dir, const char *layout_ref,
 	if (!ret && opts && opts->tar_index)
 		ret = err_fail(err, -EINVAL, "--oci-layers copies each layer's data in; "
 			       "index mode (--tar=i) is for one tar");
+	if (!ret && opts && opts->ovlfs_strip)
+		ret = err_fail(err, -EINVAL, "--oci-layers keeps each layer's whiteouts for "
+			       "overlayfs: not with --ovlfs-strip");
 	if (!ret && mkdir(out_dir, 0755) < 0 && errno != EEXIST)
 		ret = err_fail(err, -errno, "%s: %s", out_dir, strerror(errno));
 	if (opts)

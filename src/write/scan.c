@@ -154,27 +154,21 @@ out:
 	return ret;
 }
 
-/* --file-contexts: the label the rules give the inode at rel (its path
- * under the source, "" for the root), if any. */
-static int label_inode(struct build *b, struct tnode *n, const char *rel)
+/* --file-contexts: the label the rules give the inode at path, its path
+ * in the image ("/usr/bin/sh", "/" the root), if any. */
+static int label_inode(struct build *b, struct tnode *n, const char *path)
 {
-	char *path, *context = NULL;
+	char *context = NULL;
 	int ret;
 
 	if (!b->selabels)
 		return 0;
-	path = malloc(strlen(rel) + 2);
-	if (!path)
-		return err_fail(b->err, -ENOMEM, "out of memory");
-	path[0] = '/';
-	strcpy(path + 1, rel);
 	ret = selabels_lookup(b->selabels, path, n->mode, &context, b->err);
 	if (!ret && context) {
 		ret = xattr_attach(b, n, SELINUX_XATTR, context, strlen(context), path);
 		xattr_sort(n);
 	}
 	free(context);
-	free(path);
 	return ret;
 }
 
@@ -335,7 +329,8 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 			else
 				ret = fill_inode(b, e->inode, child, &st);
 			if (!ret)
-				ret = label_inode(b, e->inode, child + under_source);
+				/* the '/' before the path under the source */
+				ret = label_inode(b, e->inode, child + under_source - 1);
 			/* Its first name picks the rule, as upstream's does. */
 			if (!ret && b->hints && S_ISREG(st.st_mode))
 				e->inode->hint = (uint8_t)hints_rule(b->hints, child + under_source);
@@ -397,7 +392,7 @@ int scan_source(struct build *b, const char *image_path)
 	if (!ret)
 		ret = fill_inode(b, root, b->source, &st);
 	if (!ret)
-		ret = label_inode(b, root, "");
+		ret = label_inode(b, root, "/");
 	root->parent = root;
 	if (!ret)
 		ret = scan_dir(b, root, b->source, 0);

@@ -4,7 +4,7 @@
 # wall time, the image's bytes, peak RSS), then the kernel reads every
 # file of it cold (median of REPS, caches dropped before each run).
 # Settings: erofskit flat (the default), whole-file dedupe, chunks of 4K,
-# 64K and 1M (dedupe on, its default there), and mkfs.erofs (Debian's
+# 64K, 1M and 4M (dedupe on, its default there), and mkfs.erofs (Debian's
 # erofs-utils) flat and with --chunksize=4096.  Prints a markdown table.
 # Needs root (mounts, drop_caches).
 #
@@ -77,6 +77,7 @@ erofskit -Ededupe (whole files)|$EROFSKIT mkfs -q -Ededupe
 erofskit --chunksize 4096|$EROFSKIT mkfs -q --chunksize 4096
 erofskit --chunksize 65536|$EROFSKIT mkfs -q --chunksize 65536
 erofskit --chunksize 1048576|$EROFSKIT mkfs -q --chunksize 1048576
+erofskit --chunksize 4194304|$EROFSKIT mkfs -q --chunksize 4194304
 mkfs.erofs 1.5 flat|mkfs.erofs
 mkfs.erofs 1.5 --chunksize=4096|mkfs.erofs --chunksize=4096
 EOF

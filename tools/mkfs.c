@@ -642,10 +642,6 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		cli_error(CMD, "--ovlfs-strip takes a tar source (--oci applies the whiteouts)");
 		return EXIT_USAGE;
 	}
-	if (o.file_contexts && (tar || oci)) {
-		cli_error(CMD, "--file-contexts takes a directory source");
-		return EXIT_USAGE;
-	}
 	if (oci_layers ? argc != optind :
 	    oci ? argc - optind != 1 :
 	    tar ? argc - optind < 1 || argc - optind > 2 : argc - optind != 2) {

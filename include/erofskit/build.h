@@ -111,10 +111,11 @@ typedef struct ek_build_options {
 	uint32_t xattr_share;
 	/* SELinux labels (mkfs.erofs --file-contexts): every inode's
 	 * security.selinux is what libselinux looks up for its path in the
-	 * image ("/usr/bin/sh"; a hard-linked file's first path found) and
-	 * type in this file_contexts file, none where no rule matches; the
-	 * source's own labels are left out.  NULL: the source's labels, as
-	 * its other xattrs.  A directory source only, with xattrs (-EINVAL). */
+	 * image ("/usr/bin/sh"; a hard-linked file's first path found, an
+	 * archive's entry's name once extracted) and type in this
+	 * file_contexts file, none where no rule matches; the source's own
+	 * labels are left out.  NULL: the source's labels, as its other
+	 * xattrs.  Not without xattrs (-EINVAL). */
 	const char *file_contexts;
 
 	/* compression */

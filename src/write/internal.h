@@ -129,6 +129,9 @@ int plan_node_xattrs(struct build *b, struct tnode *n);
  * An xattr EROFS has no prefix for is skipped with a warning. */
 int xattr_attach(struct build *b, struct tnode *n, const char *name,
 		 const void *value, size_t len, const char *what_path);
+/* --file-contexts (b->selabels): attach the label the rules give n at
+ * path (in the image: "/usr/bin/sh", "/" the root), if any. */
+int xattr_label(struct build *b, struct tnode *n, const char *path);
 /* Order n's xattrs as the format wants them (after the last attach). */
 void xattr_sort(struct tnode *n);
 /* Encode an inode's xattr body into out[n->xattr_size]. */

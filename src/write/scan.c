@@ -97,8 +97,6 @@ void hardlinks_free(struct hardlinks *h)
 
 /* ------------------------------------------------------------ xattrs */
 
-#define SELINUX_XATTR "security.selinux"
-
 static int read_xattrs(struct build *b, struct tnode *n, const char *path)
 {
 	char *names = NULL, *value = NULL, *p;
@@ -151,24 +149,6 @@ retry:
 out:
 	free(names);
 	free(value);
-	return ret;
-}
-
-/* --file-contexts: the label the rules give the inode at path, its path
- * in the image ("/usr/bin/sh", "/" the root), if any. */
-static int label_inode(struct build *b, struct tnode *n, const char *path)
-{
-	char *context = NULL;
-	int ret;
-
-	if (!b->selabels)
-		return 0;
-	ret = selabels_lookup(b->selabels, path, n->mode, &context, b->err);
-	if (!ret && context) {
-		ret = xattr_attach(b, n, SELINUX_XATTR, context, strlen(context), path);
-		xattr_sort(n);
-	}
-	free(context);
 	return ret;
 }
 
@@ -330,7 +310,7 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 				ret = fill_inode(b, e->inode, child, &st);
 			if (!ret)
 				/* the '/' before the path under the source */
-				ret = label_inode(b, e->inode, child + under_source - 1);
+				ret = xattr_label(b, e->inode, child + under_source - 1);
 			/* Its first name picks the rule, as upstream's does. */
 			if (!ret && b->hints && S_ISREG(st.st_mode))
 				e->inode->hint = (uint8_t)hints_rule(b->hints, child + under_source);
@@ -392,7 +372,7 @@ int scan_source(struct build *b, const char *image_path)
 	if (!ret)
 		ret = fill_inode(b, root, b->source, &st);
 	if (!ret)
-		ret = label_inode(b, root, "/");
+		ret = xattr_label(b, root, "/");
 	root->parent = root;
 	if (!ret)
 		ret = scan_dir(b, root, b->source, 0);

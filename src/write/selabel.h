@@ -11,6 +11,9 @@
 
 #include "erofskit/erofskit.h"
 
+/* The xattr the labels are. */
+#define SELINUX_XATTR "security.selinux"
+
 struct selabels;
 
 /* Read the rules of the file_contexts file at path: 0, -EIO when

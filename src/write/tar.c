@@ -36,6 +36,7 @@
 #include "write/hints.h"
 #include "write/internal.h"
 #include "write/libarchive.h"
+#include "write/selabel.h"
 #include "write/source.h"
 #include "write/tar.h"
 #include "write/tar_acl.h"
@@ -76,6 +77,9 @@ struct tar_reader {
 	const char *source;         /* for messages */
 	uint64_t entry_no;          /* 1-based position of the entry */
 	const char *entry_path;     /* its name as the archive spells it */
+	char *image_path;           /* its path in the image ("/a/b") when rules
+	                               look at it (hints, file contexts) */
+	size_t image_path_cap;
 	/* names: open addressing over v[]; slot 0 empty, 1 removed, else
 	 * index + 2 */
 	struct tar_name *v;
@@ -405,6 +409,58 @@ enum walk {
 };
 
 /*
+ * The entry's path in the image, "/" and its components as split_path()
+ * cleaned them ("/a/b", as the file's path under a directory source reads
+ * once the archive is extracted), for the rules that match paths.
+ */
+static int make_image_path(struct tar_reader *r, const char *comps, size_t count)
+{
+	size_t len = 0, i;
+
+	for (i = 0; i < count; i++)
+		len += strlen(comps + len) + 1;
+	if (len + 2 > r->image_path_cap) {
+		char *p = realloc(r->image_path, len + 2);
+
+		if (!p)
+			return err_fail(r->b->err, -ENOMEM, "out of memory");
+		r->image_path = p;
+		r->image_path_cap = len + 2;
+	}
+	/* The components are NUL-separated: separate them with '/'. */
+	r->image_path[0] = '/';
+	memcpy(r->image_path + 1, comps, len);
+	r->image_path[len ? len : 1] = '\0';
+	for (i = 1; i < len; i++)
+		if (!r->image_path[i])
+			r->image_path[i] = '/';
+	return 0;
+}
+
+/* --file-contexts: n's label, by its path in the image, the first len
+ * bytes of image_path (a directory on the entry's way, or the entry);
+ * not in the survey, which writes nothing. */
+static int label_node(struct tar_reader *r, struct tnode *n, size_t len)
+{
+	char keep;
+	int ret;
+
+	if (!r->b->selabels || r->survey)
+		return 0;
+	keep = r->image_path[len];
+	r->image_path[len] = '\0';
+	ret = xattr_label(r->b, n, r->image_path);
+	r->image_path[len] = keep;
+	return ret;
+}
+
+/* --file-contexts: the label of the entry's own node. */
+static int label_entry(struct tar_reader *r, struct tnode *n)
+{
+	return r->b->selabels ? label_node(r, n, strlen(r->image_path)) : 0;
+}
+
+/*
  * The directory that holds the last of `count` components, created as
  * needed (WALK_CREATE); every component on the way must be a directory
  * (never a symlink: nothing is followed), else an error, or NULL with
@@ -441,6 +497,9 @@ static int walk_to_parent(struct tar_reader *r, const char *comps, size_t count,
 		if (!d)
 			return err_fail(r->b->err, -ENOMEM, "out of memory");
 		ret = name_add(r, dir, c, strlen(c), d);
+		/* Its path: "/" and the components up to c. */
+		if (!ret && r->b->selabels && !r->survey && !(ret = make_image_path(r, comps, count)))
+			ret = label_node(r, d, (size_t)(c - comps) + strlen(c) + 1);
 		if (ret)
 			return ret;
 		dir = d;
@@ -457,31 +516,6 @@ static const char *last_component(const char *comps, size_t count)
 	for (i = 0; i + 1 < count; i++)
 		c += strlen(c) + 1;
 	return c;
-}
-
-/*
- * A regular file's --compress-hints rule, matched against its name in
- * the archive as split_path() cleaned it ("a/b", as the file's path
- * under a directory source reads once the archive is extracted).
- */
-static int pick_hint(struct tar_reader *r, struct tnode *n, const char *comps, size_t count)
-{
-	size_t len = 0, i;
-	char *rel;
-
-	for (i = 0; i < count; i++)
-		len += strlen(comps + len) + 1;
-	rel = malloc(len);
-	if (!rel)
-		return err_fail(r->b->err, -ENOMEM, "out of memory");
-	/* The components are NUL-separated: separate them with '/'. */
-	memcpy(rel, comps, len);
-	for (i = 0; i + 1 < len; i++)
-		if (!rel[i])
-			rel[i] = '/';
-	n->hint = (uint8_t)hints_rule(r->b->hints, rel);
-	free(rel);
-	return 0;
 }
 
 /* ------------------------------------------------------------ inodes */
@@ -510,7 +544,7 @@ static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_ent
 	 * call also rewinds the xattr list for the loop below. */
 	if (libarchive.entry_xattr_reset(e) <= 0 &&
 	    libarchive.entry_acl_reset(e, ARCHIVE_ENTRY_ACL_TYPE_POSIX1E) <= 0)
-		return 0;
+		return label_entry(r, n);
 	entry_label(r, label, sizeof(label));
 	while (!ret && libarchive.entry_xattr_next(e, &name, &value, &size) == ARCHIVE_OK) {
 		/* ACLs are checked and made with the ACL list, below; no other
@@ -520,12 +554,15 @@ static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_ent
 			acls.value[slot] = value;
 			acls.size[slot] = size;
 		} else if (strncmp(name, "system.posix_acl_", strlen("system.posix_acl_")) &&
-			   !(r->b->o.ovlfs_strip && overlay_metadata(name))) {
+			   !(r->b->o.ovlfs_strip && overlay_metadata(name)) &&
+			   !(r->b->selabels && !strcmp(name, SELINUX_XATTR))) {
 			ret = xattr_attach(r->b, n, name, value, size, label);
 		}
 	}
 	if (!ret)
 		ret = tar_acl_attach(r->b, n, e, &acls, label);
+	if (!ret)   /* the file contexts' label replaces the archive's */
+		ret = label_entry(r, n);
 	/* An xattr EROFS cannot hold is the archive's fault: bad input, as
 	 * every other entry error (exit 1), not the user's tree. */
 	if (ret == -ENAMETOOLONG || ret == -E2BIG)
@@ -878,7 +915,7 @@ static int add_named(struct tar_reader *r, struct archive_entry *e, const char *
 	if (!ret && type == S_IFDIR)
 		n->parent = parent;
 	if (!ret && type == S_IFREG && r->b->hints)
-		ret = pick_hint(r, n, comps, count);
+		n->hint = (uint8_t)hints_rule(r->b->hints, r->image_path + 1);
 	if (!ret)
 		ret = name_add(r, parent, name, strlen(name), n);
 	if (!ret && (type == S_IFLNK || (type == S_IFREG && !n->indexed)) && !n->data_dropped)
@@ -919,11 +956,13 @@ static int add_entry(struct tar_reader *r, struct archive_entry *e)
 	ret = split_path(r, r->entry_path, &comps, &count);
 	if (ret)
 		return ret;
-	if (count)
+	if (r->b->hints || r->b->selabels)
+		ret = make_image_path(r, comps, count);
+	if (!ret && count)
 		ret = add_named(r, e, comps, count);
-	else if (entry_type(e) == S_IFDIR)   /* "./": the root's metadata */
+	else if (!ret && entry_type(e) == S_IFDIR)   /* "./": the root's metadata */
 		ret = take_metadata(r, r->b->tree.root, e);
-	else
+	else if (!ret)
 		ret = entry_fail(r, -EUCLEAN, "the root must be a directory");
 	free(comps);
 	return ret;
@@ -1215,6 +1254,7 @@ static void reader_free(struct tar_reader *r)
 	for (i = 0; i < r->nwhiteouts; i++)
 		free(r->whiteouts[i].name);
 	free(r->whiteouts);
+	free(r->image_path);
 }
 
 /* Index mode: the file before this header h (or this failure to read
@@ -1345,7 +1385,8 @@ static int start_tree(struct tar_reader *r)
 		r->epoch_set = true;
 		root->mtime = b->epoch;
 	}
-	return 0;
+	/* Until a "./" entry brings the root's own metadata. */
+	return r->survey ? 0 : xattr_label(b, root, "/");
 }
 
 /*
@@ -1440,8 +1481,6 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 			       "512-byte blocks and no compression");
 	if (!ret && b.o.tar_index && count != 1)
 		ret = err_fail(err, -EINVAL, "--tar=i indexes one tar");
-	if (!ret && b.o.file_contexts)
-		ret = err_fail(err, -EINVAL, "--file-contexts takes a directory source, not an archive");
 	if (!ret && b.o.ovlfs_strip && flatten)
 		ret = err_fail(err, -EINVAL, "--ovlfs-strip takes a tar: an OCI image's whiteouts are "
 			       "applied already");

@@ -167,26 +167,15 @@ static int mkfs_sort(struct translation *t, const char *value)
 
 /* --ungzip and --unxz ask upstream to decompress the tar stream: erofskit
  * finds an archive's compression by its content, so the filter is always
- * on.  Their =FILE (a copy of the decompressed stream beside the image)
- * erofskit does not write. */
-static int mkfs_filter(struct translation *t, const char *option, const char *value)
+ * on.  Their =FILE, the decompressed stream written beside the image, is
+ * --tar-copy's. */
+static int mkfs_filter(struct translation *t, const char *value)
 {
 	if (!value)
 		return GO_ON;
-	fprintf(stderr, "%s: option '%s=%s': a copy of the decompressed stream is not "
-		"supported by erofskit (%s alone is taken; see '%s --help')\n",
-		t->tool->name, option, value, option, t->tool->name);
-	return EXIT_USAGE;
-}
-
-static int mkfs_ungzip(struct translation *t, const char *value)
-{
-	return mkfs_filter(t, "--ungzip", value);
-}
-
-static int mkfs_unxz(struct translation *t, const char *value)
-{
-	return mkfs_filter(t, "--unxz", value);
+	if (push(t, "--tar-copy") != GO_ON)
+		return EXIT_USAGE;
+	return push(t, value);
 }
 
 static const struct row mkfs_rows[] = {
@@ -239,11 +228,12 @@ static const struct row mkfs_rows[] = {
 	{ "-d", VALUE, ACCEPT, NULL, NULL, "-d N", "debug level: ignored (messages only)" },
 	{ "--tar", OPTIONAL_VALUE, SPECIAL, NULL, mkfs_tar, "--tar[=f|i]",
 	  "SOURCE is a tar archive (standard input when omitted); =i: index it" },
-	{ "--gzip", NO_VALUE, ACCEPT, NULL, NULL, "--gzip, --ungzip",
+	{ "--gzip", NO_VALUE, ACCEPT, NULL, NULL, "--gzip",
 	  "with --tar: taken (compression is found by content)" },
-	{ "--ungzip", OPTIONAL_VALUE, SPECIAL, NULL, mkfs_ungzip, NULL, NULL },
-	{ "--unxz", OPTIONAL_VALUE, SPECIAL, NULL, mkfs_unxz, NULL,
-	  "with --tar: taken, as --ungzip (neither with =FILE)" },
+	{ "--ungzip", OPTIONAL_VALUE, SPECIAL, NULL, mkfs_filter, "--ungzip[=FILE]",
+	  "with --tar; =FILE: the tar, decompressed, to FILE too\n"
+	  "                         (with --tar=i, the tar the image points into)" },
+	{ "--unxz", OPTIONAL_VALUE, SPECIAL, NULL, mkfs_filter, "--unxz[=FILE]", "the same" },
 	{ "--aufs", NO_VALUE, PASS, "--aufs", NULL, NULL, "with --tar: .wh. entries become overlayfs whiteouts" },
 	{ "-V", NO_VALUE, VERSION, NULL, NULL, "-V, --version", "print the version" },
 	{ "--version", NO_VALUE, VERSION, NULL, NULL, NULL, NULL },

@@ -112,6 +112,9 @@ static void usage(FILE *f)
 "                        with =i, index mode: the image holds the metadata\n"
 "                        only and points into the (uncompressed) tar, to be\n"
 "                        appended to it: cat IMAGE TAR mounts (512-byte blocks)\n"
+"  --tar-copy FILE       with --tar: also write the tar, decompressed (from\n"
+"                        gzip, zstd or xz), to FILE; with --tar=i the image\n"
+"                        points into FILE's tar: cat IMAGE FILE mounts\n"
 "  --aufs                with --tar: .wh.NAME entries become overlayfs\n"
 "                        whiteouts, .wh..wh..opq makes a directory opaque\n"
 "  --ovlfs-strip         with --tar: overlayfs metadata goes: a whiteout\n"
@@ -185,7 +188,7 @@ static void progress(void *ctx, const ek_build_progress *p)
 enum {
 	OPT_WORKERS = 256, OPT_MKFS_TIME, OPT_ALL_ROOT, OPT_FORCE_UID,
 	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_XATTR_SHARE, OPT_FILE_CONTEXTS,
-	OPT_MAX_EXTENT, OPT_OVLFS_STRIP, OPT_NO_SPARSE, OPT_CHUNKSIZE,
+	OPT_MAX_EXTENT, OPT_OVLFS_STRIP, OPT_TAR_COPY, OPT_NO_SPARSE, OPT_CHUNKSIZE,
 	OPT_IGNORE_MTIME, OPT_PRESERVE_MTIME, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_JSON,
 	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 	OPT_COMPRESS_HINTS,
@@ -438,6 +441,7 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		{ "file-contexts", required_argument, NULL, OPT_FILE_CONTEXTS },
 		{ "max-extent-bytes", required_argument, NULL, OPT_MAX_EXTENT },
 		{ "ovlfs-strip", no_argument, NULL, OPT_OVLFS_STRIP },
+		{ "tar-copy", required_argument, NULL, OPT_TAR_COPY },
 		{ "no-sparse-chunks", no_argument, NULL, OPT_NO_SPARSE },
 		{ "chunksize", required_argument, NULL, OPT_CHUNKSIZE },
 		{ "ignore-mtime", no_argument, NULL, OPT_IGNORE_MTIME },
@@ -549,6 +553,9 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		case OPT_NO_FILTER:
 			o.no_xattr_filter = true;
 			break;
+		case OPT_TAR_COPY:
+			o.tar_copy = optarg;
+			break;
 		case OPT_OVLFS_STRIP:
 			o.ovlfs_strip = true;
 			break;
@@ -636,6 +643,10 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 	}
 	if (o.xattr_share && (tar || oci)) {
 		cli_error(CMD, "--xattr-share takes a directory source (an archive's xattrs are inline)");
+		return EXIT_USAGE;
+	}
+	if (o.tar_copy && !tar) {
+		cli_error(CMD, "--tar-copy takes a tar source");
 		return EXIT_USAGE;
 	}
 	if (o.ovlfs_strip && !tar) {

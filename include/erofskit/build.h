@@ -198,9 +198,15 @@ typedef struct ek_build_options {
 	bool ovlfs_strip;
 	/* tar input, index mode (mkfs.erofs --tar=i): the image holds the
 	 * metadata only, its files' data points into the tar, which is to be
-	 * appended to the image as it is (an uncompressed tar; 512-byte
-	 * blocks; no compression) */
+	 * appended to the image as it is (an uncompressed tar, or tar_copy's;
+	 * 512-byte blocks; no compression) */
 	bool tar_index;
+	/* tar input (one tar): also write the tar, decompressed, to the file
+	 * at this path (mkfs.erofs --ungzip=FILE, --unxz=FILE), made only if
+	 * the build succeeds; with tar_index the image indexes that tar, so
+	 * the archive may be compressed (gzip, zstd or xz: those erofskit
+	 * decompresses itself; another is refused, -EINVAL).  NULL: no copy */
+	const char *tar_copy;
 
 	/* directory sources: entries left out, with all under them (as
 	 * mkfs.erofs's --exclude-path and --exclude-regex).  Each sees the

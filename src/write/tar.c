@@ -41,6 +41,7 @@
 #include "write/tar.h"
 #include "write/tar_acl.h"
 #include "write/tar_ahead.h"
+#include "write/writer.h"
 
 #define WHITEOUT_PREFIX ".wh."
 #define OPAQUE_NAME ".wh..wh..opq"
@@ -110,6 +111,8 @@ struct tar_reader {
 	size_t nlive;
 	uint64_t spool_end;
 	bool epoch_set;
+	struct writer *copy;         /* tar_copy's file, until committed */
+	uint64_t copy_size;
 	uint64_t data_start;         /* index mode: where the entry's data starts */
 	struct tnode *unplaced;      /* index mode: the last file, whose data
 	                                must end before the next header */
@@ -1213,9 +1216,12 @@ static int open_archive(struct tar_reader *r, const struct tar_layer *l)
 	libarchive.read_support_format_tar(r->a);
 	libarchive.read_support_format_gnutar(r->a);
 	libarchive.read_support_filter_all(r->a);
+	/* Index mode reads headers only: it skips the data (unless the
+	 * whole tar is copied). */
 	ret = tarstream_open(l->path, r->source, l->verify ? &l->expect : NULL,
-			     r->b->o.tar_index, &r->stream, r->b->err);
-	/* Index mode reads headers only: it skips the data. */
+			     r->b->o.tar_index && !r->copy, &r->stream, r->b->err);
+	if (!ret && r->copy)
+		tarstream_copy_to(r->stream, r->copy);
 	if (!ret && libarchive.read_open2(r->a, r->stream, NULL, tarstream_read, tarstream_skip,
 					  NULL) != ARCHIVE_OK)
 		ret = archive_fail(r, "cannot read it");
@@ -1223,8 +1229,13 @@ static int open_archive(struct tar_reader *r, const struct tar_layer *l)
 		return ret;
 	/* Known once open (libarchive has chosen its filters). */
 	r->compressed_as = tarstream_compression(r->stream);
-	if (!r->compressed_as && libarchive.filter_count(r->a) > 1)
+	if (!r->compressed_as && libarchive.filter_count(r->a) > 1) {
 		r->compressed_as = libarchive.filter_name(r->a, 0);
+		if (r->copy)
+			return err_fail(r->b->err, -EINVAL, "%s: --tar-copy copies a tar erofskit "
+					"decompresses itself (gzip, zstd, xz), and this one is %s",
+					r->source, r->compressed_as);
+	}
 	/* No data is read in index mode and in the survey: the headers can
 	 * be parsed ahead, on a core of their own. */
 	ret = tar_ahead_start(r->a, (r->b->o.tar_index || r->survey) && r->b->workers > 1,
@@ -1318,7 +1329,7 @@ static int read_entries(struct tar_reader *r)
 			r->entry_path = libarchive.entry_pathname(h->entry);
 			return archive_fail_why(r, "reading its header", h->why);
 		}
-		if (r->b->o.tar_index && r->entry_no == 1 && r->compressed_as)
+		if (r->b->o.tar_index && r->entry_no == 1 && r->compressed_as && !r->copy)
 			return entry_fail(r, -EUCLEAN, "--tar=i indexes a tar as it is, and this one "
 					  "is compressed (%s): decompress it first, or use --tar=f",
 					  r->compressed_as);
@@ -1358,6 +1369,7 @@ static int read_layer(struct tar_reader *r, const struct tar_layer *l, uint32_t 
 
 		if (checked)
 			ret = checked;
+		r->copy_size = tarstream_copied(r->stream);
 	}
 	close_archive(r);
 	if (!ret)
@@ -1481,6 +1493,10 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 			       "512-byte blocks and no compression");
 	if (!ret && b.o.tar_index && count != 1)
 		ret = err_fail(err, -EINVAL, "--tar=i indexes one tar");
+	if (!ret && b.o.tar_copy && (count != 1 || flatten))
+		ret = err_fail(err, -EINVAL, "--tar-copy copies one tar: not an OCI image's layers");
+	if (!ret && b.o.tar_copy && !strcmp(b.o.tar_copy, image_path))
+		ret = err_fail(err, -EINVAL, "--tar-copy %s: that is the image", b.o.tar_copy);
 	if (!ret && b.o.ovlfs_strip && flatten)
 		ret = err_fail(err, -EINVAL, "--ovlfs-strip takes a tar: an OCI image's whiteouts are "
 			       "applied already");
@@ -1509,6 +1525,8 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 		ret = dedupe_plan_stream(&b);
 	if (!ret)
 		ret = build_open_image(&b, image_path);
+	if (!ret && b.o.tar_copy)
+		ret = writer_open(b.o.tar_copy, &r.copy, err);
 	if (!ret && !b.o.tar_index)     /* index mode keeps no data */
 		ret = open_spool(&b);
 	for (i = 0; i < count && !ret; i++)
@@ -1521,6 +1539,14 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 		build_count(&b);
 		ret = build_close_image(&b);
 	}
+	/* The copy after the image: it is made only if both are. */
+	if (!ret && r.copy) {
+		ret = writer_commit(r.copy, r.copy_size, err);
+		r.copy = NULL;
+		if (ret && strcmp(image_path, "-"))
+			unlink(image_path);
+	}
+	writer_abort(r.copy);
 	reader_free(&r);
 	build_cleanup(&b);
 	if (b.spool_fd >= 0)

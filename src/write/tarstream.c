@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <isa-l/igzip_lib.h>
+#include <lzma.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "util/error.h"
 #include "util/fdio.h"
 #include "write/tarstream.h"
+#include "write/writer.h"
 
 #define IN_CAP (256u << 10)
 #define OUT_CAP (256u << 10)
@@ -23,7 +25,12 @@
  * cost less than copying less. */
 #define SKIM_CAP (64u << 10)
 
-enum stored_as { STORED_PLAIN, STORED_GZIP, STORED_ZSTD };
+/* What an xz stream may make the decoder take, its dictionary mostly:
+ * xz -9's is 64 MiB; this bounds what a stream made by hand can ask for
+ * (a stream's header names its dictionary's size, whatever its data). */
+#define XZ_MEMLIMIT (1u << 30)
+
+enum stored_as { STORED_PLAIN, STORED_GZIP, STORED_ZSTD, STORED_XZ };
 
 struct tarstream {
 	int fd;
@@ -41,6 +48,8 @@ struct tarstream {
 	struct inflate_state *gz;
 	ZSTD_DStream *zs;
 	size_t zs_left;               /* zstd: 0 at the end of a frame */
+	lzma_stream xz;
+	bool xz_started;
 	bool pending;                 /* the decoder filled out[]: it may hold more */
 	bool failed;                  /* a read or decoding error (why) */
 	char why[256];
@@ -48,6 +57,8 @@ struct tarstream {
 	struct tarstream_expect x;
 	struct digest_state *blob;    /* over the bytes as stored */
 	struct digest_state *tar;     /* over the decompressed bytes */
+	struct writer *copy;          /* NULL, or where the tar goes too */
+	uint64_t copied;
 	/* Bytes of the file read or skipped: the reader ahead adds, the
 	 * builder reads them for progress. */
 	_Atomic uint64_t stored_bytes;
@@ -105,6 +116,11 @@ static bool starts_gzip(const uint8_t *p, size_t n)
 static bool starts_zstd(const uint8_t *p, size_t n)
 {
 	return n >= 4 && p[0] == 0x28 && p[1] == 0xb5 && p[2] == 0x2f && p[3] == 0xfd;
+}
+
+static bool starts_xz(const uint8_t *p, size_t n)
+{
+	return n >= 6 && !memcmp(p, "\xfd" "7zXZ\0", 6);
 }
 
 /* A gzip member has ended: another may follow (gzip -c a b, pigz), or
@@ -194,6 +210,50 @@ static la_ssize_t unzstd_some(struct archive *a, struct tarstream *s)
 	return 0;
 }
 
+/* xz, its streams one after another (xz -c a b), to the end of the file. */
+static la_ssize_t unxz_some(struct archive *a, struct tarstream *s)
+{
+	while (!s->tar_ended) {
+		enum feed ready = feed(s);
+		lzma_ret ret;
+
+		if (ready == FEED_FAILED)
+			return fail_read(a, s, "%s", s->why);
+		s->xz.next_in = s->in + s->pos;
+		s->xz.avail_in = s->len - s->pos;
+		s->xz.next_out = s->out;
+		s->xz.avail_out = OUT_CAP;
+		/* Concatenated streams end only where the file does. */
+		ret = lzma_code(&s->xz, ready == FEED_ENDED ? LZMA_FINISH : LZMA_RUN);
+		s->pos = s->len - s->xz.avail_in;
+		s->pending = !s->xz.avail_out;
+		if (ret == LZMA_STREAM_END)
+			s->tar_ended = true;
+		else if (ret == LZMA_MEMLIMIT_ERROR)
+			return fail_read(a, s, "xz: decoding it takes more than %u MiB",
+					 XZ_MEMLIMIT >> 20);
+		else if (ret != LZMA_OK)
+			return fail_read(a, s, "xz: %s", ret == LZMA_BUF_ERROR ?
+					 "the stream is cut short" : "not a valid stream");
+		if (s->xz.avail_out < OUT_CAP)
+			return (la_ssize_t)(OUT_CAP - s->xz.avail_out);
+	}
+	return 0;
+}
+
+/* What is handed over goes to the copy too. */
+static la_ssize_t copy_out(struct archive *a, struct tarstream *s, const void *p, la_ssize_t n)
+{
+	ek_error e = { 0 };
+
+	if (n <= 0 || !s->copy)
+		return n;
+	if (writer_pwrite(s->copy, s->copied, p, (size_t)n, &e))
+		return fail_read(a, s, "%s", e.message);
+	s->copied += (uint64_t)n;
+	return n;
+}
+
 la_ssize_t tarstream_read(struct archive *a, void *ctx, const void **out)
 {
 	struct tarstream *s = ctx;
@@ -210,6 +270,10 @@ la_ssize_t tarstream_read(struct archive *a, void *ctx, const void **out)
 		n = unzstd_some(a, s);
 		*out = s->out;
 		break;
+	case STORED_XZ:
+		n = unxz_some(a, s);
+		*out = s->out;
+		break;
 	default:
 		if (s->pos == s->len && refill(s))
 			return fail_read(a, s, "%s", s->why);
@@ -220,7 +284,7 @@ la_ssize_t tarstream_read(struct archive *a, void *ctx, const void **out)
 	}
 	if (n > 0 && s->tar)
 		digest_add(s->tar, *out, (size_t)n);
-	return n;
+	return copy_out(a, s, *out, n);
 }
 
 la_int64_t tarstream_skip(struct archive *a, void *ctx, la_int64_t request)
@@ -245,6 +309,16 @@ la_int64_t tarstream_skip(struct archive *a, void *ctx, la_int64_t request)
 	return (la_int64_t)skipped;
 }
 
+void tarstream_copy_to(struct tarstream *s, struct writer *w)
+{
+	s->copy = w;
+}
+
+uint64_t tarstream_copied(const struct tarstream *s)
+{
+	return s->copied;
+}
+
 uint64_t tarstream_consumed(const struct tarstream *s)
 {
 	return atomic_load_explicit(&s->stored_bytes, memory_order_relaxed);
@@ -252,7 +326,12 @@ uint64_t tarstream_consumed(const struct tarstream *s)
 
 const char *tarstream_compression(const struct tarstream *s)
 {
-	return s->form == STORED_GZIP ? "gzip" : s->form == STORED_ZSTD ? "zstd" : NULL;
+	static const char *const names[] = {
+		[STORED_PLAIN] = NULL, [STORED_GZIP] = "gzip", [STORED_ZSTD] = "zstd",
+		[STORED_XZ] = "xz",
+	};
+
+	return names[s->form];
 }
 
 /*
@@ -308,8 +387,12 @@ static int start(struct tarstream *s, const char *path, const struct tarstream_e
 	} else if (starts_zstd(s->in, s->len)) {
 		s->form = STORED_ZSTD;
 		s->zs = ZSTD_createDStream();
+	} else if (starts_xz(s->in, s->len)) {
+		s->form = STORED_XZ;
+		s->xz_started = lzma_stream_decoder(&s->xz, XZ_MEMLIMIT, LZMA_CONCATENATED) == LZMA_OK;
 	}
-	if (s->form != STORED_PLAIN && (!(s->out = malloc(OUT_CAP)) || (!s->gz && !s->zs)))
+	if (s->form != STORED_PLAIN &&
+	    (!(s->out = malloc(OUT_CAP)) || (!s->gz && !s->zs && !s->xz_started)))
 		return err_fail(err, -ENOMEM, "out of memory");
 	/* A compressed blob's tar has a digest of its own (a plain tar's is
 	 * the blob's). */
@@ -330,6 +413,7 @@ int tarstream_open(const char *path, const char *name, const struct tarstream_ex
 		return err_fail(err, -ENOMEM, "out of memory");
 	s->name = name;
 	s->fd = -1;
+	s->xz = (lzma_stream)LZMA_STREAM_INIT;
 	ret = start(s, path, x, skim, err);
 	if (ret)
 		tarstream_close(s);
@@ -362,10 +446,14 @@ int tarstream_finish(struct tarstream *s, bool archive_failed, ek_error *err)
 	 * trailer whose checksum covers all of it (a stream cut there or
 	 * damaged is bad input even though the tar ended before); a tar
 	 * that did not decode has nothing more to tell. */
-	while (tar_whole && s->form != STORED_PLAIN && !s->tar_ended) {
-		if (tarstream_read(NULL, s, &unused) < 0) {
+	while (tar_whole && (s->form != STORED_PLAIN || s->copy) && !s->tar_ended) {
+		la_ssize_t n = tarstream_read(NULL, s, &unused);
+
+		if (n < 0) {
 			tar_whole = false;
 			trailer_bad = true;
+		} else if (!n) {
+			break;          /* a plain file's end */
 		}
 	}
 	/* The rest of the file (also what a writer to a pipe may still
@@ -414,6 +502,8 @@ void tarstream_close(struct tarstream *s)
 	if (s->tar)
 		digest_end(s->tar, ignored);
 	ZSTD_freeDStream(s->zs);
+	if (s->xz_started)
+		lzma_end(&s->xz);
 	free(s->gz);
 	free(s->out);
 	free(s->buf);

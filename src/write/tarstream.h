@@ -1,12 +1,13 @@
 /*
  * An archive's bytes on their way to libarchive (tarstream.c): read from a
  * file or standard input in large pieces (or, skimming a file for its
- * headers, a header's worth at a time, the data sought over); gzip and
- * zstd decompressed here (ISA-L's inflate takes 0.6 of the time of
- * zlib's, which libarchive would use, on the root filesystem's
- * .tar.gz), any other compression left to libarchive; and, for an OCI layer, the blob's size and digest over the
- * bytes as stored and its diff_id over the tar they hold, checked at the
- * end.
+ * headers, a header's worth at a time, the data sought over); gzip,
+ * zstd and xz decompressed here (ISA-L's inflate takes 0.6 of the time of
+ * zlib's, which libarchive would use, on the root filesystem's .tar.gz;
+ * and what is decompressed here can be copied out), any other
+ * compression left to libarchive; and, for an OCI layer, the blob's size
+ * and digest over the bytes as stored and its diff_id over the tar they
+ * hold, checked at the end.
  */
 #ifndef EK_WRITE_TARSTREAM_H
 #define EK_WRITE_TARSTREAM_H
@@ -27,12 +28,19 @@ struct tarstream_expect {
 };
 
 struct tarstream;
+struct writer;
 
 /* path NULL: standard input.  name: what messages call it.  x: NULL, or
  * what tarstream_finish() checks.  skim: libarchive will skip all data
  * (tarstream_skip).  -errno with err filled (a missing blob: -EUCLEAN). */
 int tarstream_open(const char *path, const char *name, const struct tarstream_expect *x,
 		   bool skim, struct tarstream **out, ek_error *err);
+/* Also write the tar as handed over (decompressed) to w, from its offset
+ * 0, and on tarstream_finish() the rest of it: a copy of the whole tar,
+ * tarstream_copied() bytes.  Before the first read; the stream must not
+ * skim. */
+void tarstream_copy_to(struct tarstream *s, struct writer *w);
+uint64_t tarstream_copied(const struct tarstream *s);
 /* libarchive's read callback (ctx: the stream). */
 la_ssize_t tarstream_read(struct archive *a, void *ctx, const void **out);
 /* libarchive's skip callback: over a skimmed file's data without touching
@@ -41,8 +49,8 @@ la_int64_t tarstream_skip(struct archive *a, void *ctx, la_int64_t request);
 /* Bytes of the archive as stored read (or skipped) so far; from any
  * thread. */
 uint64_t tarstream_consumed(const struct tarstream *s);
-/* "gzip" or "zstd" when the stream decompresses what it hands over, else
- * NULL. */
+/* "gzip", "zstd" or "xz" when the stream decompresses what it hands
+ * over, else NULL. */
 const char *tarstream_compression(const struct tarstream *s);
 /* The archive has ended (or failed: archive_failed): with expectations,
  * the rest of the blob is read and its size, digest and diff_id compared;

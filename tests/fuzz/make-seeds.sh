@@ -49,13 +49,16 @@ for opts in "" "-b 512" "-zlz4" "-zlz4hc -C16384" "-zdeflate" "-zzstd -C65536" \
 	"$tool" mkfs -q -T 0 $opts "$out/image/ours-$n.img" "$src"
 	n=$((n + 1))
 done
-# Archives for the tar target: each dialect, one compressed, one layer
+# Archives for the tar target: each dialect, compressed ones, one layer
 # with whiteouts.
 for fmt in gnu posix ustar v7; do
 	tar --format=$fmt -C "$src" -cf "$out/tar/$fmt.tar" ./text ./small ./d ./link 2>/dev/null ||
 		tar --format=$fmt -C "$src" -cf "$out/tar/$fmt.tar" ./small ./link
 done
 tar --format=posix --xattrs --sparse -C "$src" -cf - ./sparse ./text | gzip -n >"$out/tar/sparse.tar.gz"
+# the other two streams erofskit decodes itself
+xz -c "$out/tar/posix.tar" >"$out/tar/posix.tar.xz"
+zstd -q -c "$out/tar/ustar.tar" >"$out/tar/ustar.tar.zst"
 mkdir -p "$work/layer/dir"
 : >"$work/layer/.wh.gone"
 : >"$work/layer/dir/.wh..wh..opq"

@@ -190,8 +190,7 @@ for opt in --no-such-option --blobdev=blob -p; do
 	grep -qF "not supported by erofskit" ref.err || fail "$opt: the message does not say why"
 done
 refused "'--blobdev'" "$MKFS" --blobdev blob out.img "$S"
-refused "'--ungzip=raw.tar': a copy of the decompressed stream" "$MKFS" --ungzip=raw.tar out.img "$S"
-refused "'--unxz=raw.tar'" "$MKFS" --unxz=raw.tar out.img "$S"
+refused "--tar-copy takes a tar source" "$MKFS" --ungzip=raw.tar out.img "$S"
 refused "'abc'" "$MKFS" -x abc out.img "$S"
 refused "--xattr-share '0'" "$E" mkfs --xattr-share 0 out.img "$S"
 refused "--xattr-share takes a directory source" "$E" mkfs --tar --xattr-share 3 out.img /dev/null
@@ -242,7 +241,17 @@ cmp gz.erofs ref.erofs || fail "mkfs.erofs --ungzip: not erofskit's image"
 xz -c layer.tar >layer.tar.xz
 "$MKFS" --tar=f --unxz --quiet xz.erofs <layer.tar.xz || fail "mkfs.erofs --tar=f --unxz failed"
 cmp xz.erofs ref.erofs || fail "mkfs.erofs --unxz: not erofskit's image"
-rm -f gz.erofs xz.erofs layer.tar.gz layer.tar.xz
+# =FILE: the decompressed tar beside the image; with --tar=i, the tar the
+# index points into
+"$MKFS" --tar=i --unxz=raw.tar --quiet xi.erofs <layer.tar.xz || fail "mkfs.erofs --tar=i --unxz=FILE failed"
+cmp raw.tar layer.tar || fail "mkfs.erofs --unxz=FILE: the copy is not the tar"
+"$E" mkfs --tar=i -q ref-i.erofs layer.tar || fail "erofskit mkfs --tar=i failed"
+cmp xi.erofs ref-i.erofs || fail "mkfs.erofs --tar=i --unxz=FILE: not erofskit's index of the tar"
+rm -f raw.tar
+"$MKFS" --tar=f --ungzip=raw.tar --quiet gz.erofs layer.tar.gz || fail "mkfs.erofs --ungzip=FILE failed"
+cmp raw.tar layer.tar || fail "mkfs.erofs --ungzip=FILE: the copy is not the tar"
+cmp gz.erofs ref.erofs || fail "mkfs.erofs --ungzip=FILE: not erofskit's image"
+rm -f gz.erofs xz.erofs xi.erofs ref-i.erofs raw.tar layer.tar.gz layer.tar.xz
 # the index mode line: then the tar is appended, and the one file mounts
 rm -f layer.erofs
 "$MKFS" --tar=i --aufs --quiet -U "$UUID" layer.erofs <layer.tar >mkfs.out 2>mkfs.err ||

@@ -1331,8 +1331,8 @@ static int read_entries(struct tar_reader *r)
 		}
 		if (r->b->o.tar_index && r->entry_no == 1 && r->compressed_as && !r->copy)
 			return entry_fail(r, -EUCLEAN, "--tar=i indexes a tar as it is, and this one "
-					  "is compressed (%s): decompress it first, or use --tar=f",
-					  r->compressed_as);
+					  "is compressed (%s): decompress it first (--tar-copy FILE "
+					  "does, into FILE), or use --tar=f", r->compressed_as);
 		r->data_start = h->data_start;
 		ret = add_entry(r, h->entry);
 		if (ret)

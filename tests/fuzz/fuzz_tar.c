@@ -2,7 +2,8 @@
  * Fuzz target: mkfs --tar over bytes taken as an archive (libarchive
  * parses; what erofskit does with what it returns is what is fuzzed),
  * compressed, with whiteouts (stripped for odd sizes); then --tar=i over
- * the same bytes, its headers parsed on a second thread.  Whatever the
+ * the same bytes, its headers parsed on a second thread, and for half the
+ * sizes the tar copied out (decompressed, --tar-copy) and indexed.  Whatever the
  * bytes, each build either fails with an error or writes an image that
  * opens and that fsck finds clean (the index with the bytes appended, as
  * it is used): an image erofskit writes is never corrupt.
@@ -30,11 +31,27 @@ static void append(const char *image, const uint8_t *data, size_t size)
 	close(fd);
 }
 
+/* The tar --tar-copy wrote, after the index. */
+static void append_copy(const char *image, const char *copy)
+{
+	int fd = open(copy, O_RDONLY);
+	off_t size = fd < 0 ? -1 : lseek(fd, 0, SEEK_END);
+	uint8_t *p = size > 0 ? mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+
+	if (size < 0 || (size > 0 && p == MAP_FAILED))
+		abort();
+	append(image, p, (size_t)size);
+	if (size > 0)
+		munmap(p, (size_t)size);
+	close(fd);
+	unlink(copy);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char dir[] = "/tmp/ek-fuzz-tar.XXXXXX";
 	static int made;
-	char input[64], image[64];
+	char input[64], image[64], copy[64];
 	ek_build_options o;
 	ek_error err;
 	int fd;
@@ -47,6 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	snprintf(input, sizeof(input), "/proc/self/fd/%d", fd);
 	snprintf(image, sizeof(image), "%s/out.img", dir);
+	snprintf(copy, sizeof(copy), "%s/copy.tar", dir);
 	ek_build_options_init(&o);
 	o.workers = 1;
 	o.aufs = true;
@@ -62,8 +80,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.aufs = true;
 	o.tar_index = true;
 	o.block_size = 512;
+	/* Half the time the tar is copied out (decompressed) and indexed. */
+	o.tar_copy = size & 2 ? copy : NULL;
 	if (!ek_build_tar(image, input, &o, NULL, &err)) {
-		append(image, data, size);
+		if (o.tar_copy)
+			append_copy(image, copy);
+		else
+			append(image, data, size);
 		fuzz_require_clean(image, "fuzz_tar (--tar=i)");
 		unlink(image);
 	}

@@ -339,22 +339,19 @@ static int become_flat(struct build *b, struct tnode *n, int fd, bool tail_inlin
 	return tail_read(b, n, fd, body);
 }
 
-/* A chunk larger than the copy buffer: hashed and written where a new
- * chunk goes as it is read, and taken back if it is zeros or a chunk
- * stored before.  (Reading it once to look at it and again to copy it
- * took 4 MiB chunks of new data 1.2x the time of 1 MiB ones.) */
+/* A chunk larger than the copy buffer: read once to look at it, and once
+ * more to copy it if it is new. */
 static int write_long_chunk(struct build *b, struct tnode *n, int fd, uint8_t *buf,
 			    uint64_t off, uint64_t len, uint32_t *addr)
 {
 	struct digest_state *s = NULL;
 	uint8_t digest[DIGEST_SIZE] = { 0 };
-	uint64_t dst = b->data_blk << b->blkszbits, done;
+	uint64_t done;
 	bool zeros = true;
-	int ret;
+	int ret = 0;
 
 	if (b->dedupe && !(s = digest_begin()))
 		return err_fail(b->err, -ENOMEM, "out of memory");
-	ret = writer_tentative(b->w, b->err);
 	for (done = 0; done < len && !ret; done += COPY_BUF) {
 		size_t want = len - done < COPY_BUF ? (size_t)(len - done) : COPY_BUF;
 
@@ -363,18 +360,18 @@ static int write_long_chunk(struct build *b, struct tnode *n, int fd, uint8_t *b
 			zeros = all_zeros(buf, want);
 		if (!ret && s)
 			digest_add(s, buf, want);
-		if (!ret)
-			ret = put_blocks(b, buf, want, dst + done);
-		build_progress(b, want);
 	}
 	if (s)
 		digest_end(s, digest);
 	if (ret)
 		return ret;
-	if (chunk_known(b, zeros, digest, len, addr))
-		return writer_take_back(b->w, dst, round_up_u64(len, b->blksz), b->err);
+	if (chunk_known(b, zeros, digest, len, addr)) {
+		build_progress(b, len);
+		return 0;
+	}
 	ret = chunk_place(b, b->data_blk, len, addr);
-	b->data_blk += div_round_up_u64(len, b->blksz);
+	if (!ret)
+		ret = copy_range(b, n, fd, buf, off, len);
 	if (!ret && s)
 		ret = dedupe_chunk_stored(b, digest, len, *addr);
 	return ret;

@@ -9,7 +9,7 @@
 #include "write/source.h"
 
 /* buf has room for the padding: COPY_BUF is a multiple of any block. */
-int put_blocks(struct build *b, uint8_t *buf, size_t len, uint64_t dst)
+static int put_blocks(struct build *b, uint8_t *buf, size_t len, uint64_t dst)
 {
 	size_t padded = (size_t)round_up_u64(len, b->blksz);
 

@@ -152,9 +152,6 @@ int data_write_one(struct build *b, struct tnode *n);
 #define COPY_BUF (1u << 20)
 int copy_range(struct build *b, struct tnode *n, int fd, uint8_t *buf,
 	       uint64_t off, uint64_t len);
-/* len bytes of buf (the copy buffer, or as long) to the image at dst, the
- * last block zero padded in buf. */
-int put_blocks(struct build *b, uint8_t *buf, size_t len, uint64_t dst);
 
 /* chunks.c: chunk-based files.  A sparse regular file's layout, chosen
  * when it pays (n->chunks planned) ... */

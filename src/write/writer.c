@@ -19,7 +19,6 @@ struct writer {
 	char *target;
 	char *tmp;
 	XXH3_state_t *hash;
-	XXH3_state_t *before_tentative;   /* allocated on first use */
 	uint64_t unflushed;        /* bytes written since writeback started */
 };
 
@@ -155,20 +154,6 @@ int writer_discard(struct writer *w, uint64_t off, uint64_t len, ek_error *err)
 	return 0;
 }
 
-int writer_tentative(struct writer *w, ek_error *err)
-{
-	if (!w->before_tentative && !(w->before_tentative = XXH3_createState()))
-		return err_fail(err, -ENOMEM, "out of memory");
-	XXH3_copyState(w->before_tentative, w->hash);
-	return 0;
-}
-
-int writer_take_back(struct writer *w, uint64_t off, uint64_t len, ek_error *err)
-{
-	XXH3_copyState(w->hash, w->before_tentative);
-	return writer_discard(w, off, len, err);
-}
-
 void writer_digest(struct writer *w, uint8_t out[16])
 {
 	XXH128_hash_t h = XXH3_128bits_digest(w->hash);
@@ -218,7 +203,5 @@ void writer_abort(struct writer *w)
 	free(w->target);
 	if (w->hash)
 		XXH3_freeState(w->hash);
-	if (w->before_tentative)
-		XXH3_freeState(w->before_tentative);
 	free(w);
 }

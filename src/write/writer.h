@@ -22,12 +22,6 @@ int writer_pwrite_unhashed(struct writer *w, uint64_t off, const void *buf,
 			   size_t len, ek_error *err);
 /* Forget bytes written earlier (they read as zeros again); not hashed. */
 int writer_discard(struct writer *w, uint64_t off, uint64_t len, ek_error *err);
-/* Writes that may be taken back (a chunk written as it is read, before
- * dedupe knows whether it is new): writer_tentative remembers the hash as
- * it stands; writer_take_back restores it and discards [off, off + len),
- * as if those writes had not been made. */
-int writer_tentative(struct writer *w, ek_error *err);
-int writer_take_back(struct writer *w, uint64_t off, uint64_t len, ek_error *err);
 /* 128-bit digest of everything hashed so far. */
 void writer_digest(struct writer *w, uint8_t out[16]);
 /* Set the final size, flush, rename over the target. Frees w. */

@@ -48,7 +48,7 @@ bad() {
 			grep -qF -- "$text" err.txt ||
 				{ cat err.txt >&2; fail "$archive ($mode): the message does not say '$text'"; }
 		done
-		[ "$(ls | grep -cvE '\.(tar|gz|zst|bin)$|^(out|err)\.txt$')" -eq 0 ] ||
+		[ "$(ls | grep -cvE '\.(tar|gz|zst|xz|bin)$|^(out|err)\.txt$')" -eq 0 ] ||
 			{ ls -la >&2; fail "$archive ($mode): something was left behind"; }
 	done
 	return 0
@@ -162,6 +162,32 @@ d[-8] ^= 1
 open(sys.argv[2], "wb").write(bytes(d))
 PY
 bad crc.tar.gz "crc.tar.gz"
+# xz (erofskit's own decoder): cut short, a byte changed, and a stream
+# that asks for more memory than erofskit gives one
+xz -c <whole.tar >good.tar.xz
+head -c $(( $(stat -c %s good.tar.xz) - 30 )) good.tar.xz >cut.tar.xz
+bad cut.tar.xz "cut.tar.xz"
+expect_exit 1 "$E" mkfs --tar -q out.img cut.tar.xz 2>err.txt
+grep -q "xz: the stream is cut short" err.txt || fail "a cut xz stream: $(cat err.txt)"
+python3 - good.tar.xz flip.tar.xz <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+d[len(d) // 2] ^= 0x10
+open(sys.argv[2], "wb").write(bytes(d))
+PY
+bad flip.tar.xz "flip.tar.xz"
+# (its block header made to name a 4 GiB dictionary: xz itself would
+# need far more memory than that to make one so)
+python3 - good.tar.xz greedy.tar.xz <<'PY'
+import sys, zlib
+d = bytearray(open(sys.argv[1], "rb").read())
+size = (d[12] + 1) * 4                 # the block header, after the stream's
+at = d.index(b"\x21\x01", 12, 12 + size)  # LZMA2, one property byte
+d[at + 2] = 40                         # dictionary 4 GiB - 1
+d[12 + size - 4:12 + size] = zlib.crc32(d[12:12 + size - 4]).to_bytes(4, "little")
+open(sys.argv[2], "wb").write(bytes(d))
+PY
+bad greedy.tar.xz "xz: decoding it takes more than 1024 MiB"
 head -c 10000 /dev/urandom >noise.bin
 bad noise.bin "noise.bin"
 # (an archive of no entries is a tar: t_tar.sh makes an empty root of it)

@@ -414,12 +414,15 @@ enum walk {
 /*
  * The entry's path in the image, "/" and its components as split_path()
  * cleaned them ("/a/b", as the file's path under a directory source reads
- * once the archive is extracted), for the rules that match paths.
+ * once the archive is extracted), for the rules that match paths (none:
+ * not made).  Made for the components a walk creates directories for.
  */
 static int make_image_path(struct tar_reader *r, const char *comps, size_t count)
 {
 	size_t len = 0, i;
 
+	if (!r->b->hints && !r->b->selabels)
+		return 0;
 	for (i = 0; i < count; i++)
 		len += strlen(comps + len) + 1;
 	if (len + 2 > r->image_path_cap) {
@@ -441,14 +444,13 @@ static int make_image_path(struct tar_reader *r, const char *comps, size_t count
 }
 
 /* --file-contexts: n's label, by its path in the image, the first len
- * bytes of image_path (a directory on the entry's way, or the entry);
- * not in the survey, which writes nothing. */
+ * bytes of image_path (a directory on the entry's way, or the entry). */
 static int label_node(struct tar_reader *r, struct tnode *n, size_t len)
 {
 	char keep;
 	int ret;
 
-	if (!r->b->selabels || r->survey)
+	if (!r->b->selabels)
 		return 0;
 	keep = r->image_path[len];
 	r->image_path[len] = '\0';
@@ -467,7 +469,8 @@ static int label_entry(struct tar_reader *r, struct tnode *n)
  * The directory that holds the last of `count` components, created as
  * needed (WALK_CREATE); every component on the way must be a directory
  * (never a symlink: nothing is followed), else an error, or NULL with
- * WALK_SKIP_NONDIR.  Without WALK_CREATE: NULL when one is missing.
+ * WALK_SKIP_NONDIR.  Without WALK_CREATE: NULL when one is missing.  A
+ * walk that creates labels what it makes by image_path, made first.
  */
 static int walk_to_parent(struct tar_reader *r, const char *comps, size_t count,
 			  unsigned int how, struct tnode **out)
@@ -500,8 +503,9 @@ static int walk_to_parent(struct tar_reader *r, const char *comps, size_t count,
 		if (!d)
 			return err_fail(r->b->err, -ENOMEM, "out of memory");
 		ret = name_add(r, dir, c, strlen(c), d);
-		/* Its path: "/" and the components up to c. */
-		if (!ret && r->b->selabels && !r->survey && !(ret = make_image_path(r, comps, count)))
+		/* Its path: "/" and the components up to c (image_path is
+		 * the walk's, made by whoever walks to create). */
+		if (!ret)
 			ret = label_node(r, d, (size_t)(c - comps) + strlen(c) + 1);
 		if (ret)
 			return ret;
@@ -959,8 +963,7 @@ static int add_entry(struct tar_reader *r, struct archive_entry *e)
 	ret = split_path(r, r->entry_path, &comps, &count);
 	if (ret)
 		return ret;
-	if (r->b->hints || r->b->selabels)
-		ret = make_image_path(r, comps, count);
+	ret = make_image_path(r, comps, count);
 	if (!ret && count)
 		ret = add_named(r, e, comps, count);
 	else if (!ret && entry_type(e) == S_IFDIR)   /* "./": the root's metadata */
@@ -994,7 +997,9 @@ static int resolve_deferred_links(struct tar_reader *r)
 			ret = split_path(r, l->path, &comps, &count);
 		if (ret)
 			break;
-		ret = walk_to_parent(r, comps, count, WALK_CREATE, &parent);
+		ret = make_image_path(r, comps, count);
+		if (!ret)
+			ret = walk_to_parent(r, comps, count, WALK_CREATE, &parent);
 		if (!ret)
 			ret = link_to(r, parent, last_component(comps, count), target);
 		free(comps);
@@ -1398,7 +1403,7 @@ static int start_tree(struct tar_reader *r)
 		root->mtime = b->epoch;
 	}
 	/* Until a "./" entry brings the root's own metadata. */
-	return r->survey ? 0 : xattr_label(b, root, "/");
+	return xattr_label(b, root, "/");
 }
 
 /*
@@ -1423,6 +1428,10 @@ static int survey_layers(const struct tar_layer *layers, size_t count, const ek_
 	memset(&b, 0, sizeof(b));
 	memset(&r, 0, sizeof(r));
 	build_init(&b, opts, NULL, &local, err);
+	/* Rules by path (hints, labels) shape what is written: the survey
+	 * writes nothing, and neither opens nor matches them. */
+	b.o.compress_hints = NULL;
+	b.o.file_contexts = NULL;
 	r.b = &b;
 	r.flatten = true;
 	r.survey = true;

@@ -103,8 +103,9 @@ int ek_build(const char *image_path, const char *source_dir,
 	build_init(&b, opts, stats, &local, err);
 	b.source = source_dir;
 	/* A directory's whiteouts are files of its own (upstream strips
-	 * archives and rebuilt images only). */
-	ret = b.o.ovlfs_strip ? err_fail(err, -EINVAL, "--ovlfs-strip takes a tar source") : 0;
+	 * archives and rebuilt images only); it has no tar to copy. */
+	ret = b.o.ovlfs_strip ? err_fail(err, -EINVAL, "--ovlfs-strip takes a tar source") :
+	      b.o.tar_copy ? err_fail(err, -EINVAL, "--tar-copy takes a tar source") : 0;
 	if (!ret)
 		ret = build_check_options(&b);
 	if (!ret)

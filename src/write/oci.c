@@ -514,6 +514,8 @@ int ek_build_oci_layers(const char *out_dir, const char *layout_ref,
 	if (!ret && opts && opts->tar_index)
 		ret = err_fail(err, -EINVAL, "--oci-layers copies each layer's data in; "
 			       "index mode (--tar=i) is for one tar");
+	if (!ret && opts && opts->tar_copy)
+		ret = err_fail(err, -EINVAL, "--tar-copy copies one tar: not an OCI image's layers");
 	if (!ret && opts && opts->ovlfs_strip)
 		ret = err_fail(err, -EINVAL, "--oci-layers keeps each layer's whiteouts for "
 			       "overlayfs: not with --ovlfs-strip");

@@ -30,12 +30,20 @@
  * (a stream's header names its dictionary's size, whatever its data). */
 #define XZ_MEMLIMIT (1u << 30)
 
-enum stored_as { STORED_PLAIN, STORED_GZIP, STORED_ZSTD, STORED_XZ };
+/* A compression tarstream decodes itself: one row each, in decoders[]. */
+struct decoder {
+	const char *name;
+	bool (*starts)(const uint8_t *p, size_t n);     /* its magic */
+	bool (*init)(struct tarstream *s);              /* false: out of memory */
+	/* Decompress into out[]: how much, 0 at the end, -1 on an error. */
+	la_ssize_t (*some)(struct archive *a, struct tarstream *s);
+	void (*end)(struct tarstream *s);               /* after any init */
+};
 
 struct tarstream {
 	int fd;
 	const char *name;
-	enum stored_as form;
+	const struct decoder *dec;    /* NULL: stored plain (or left to libarchive) */
 	uint8_t *in;                  /* bytes as stored: in[pos, len) not yet used */
 	size_t pos, len;
 	uint8_t *buf;                 /* what read() fills */
@@ -241,6 +249,50 @@ static la_ssize_t unxz_some(struct archive *a, struct tarstream *s)
 	return 0;
 }
 
+static bool gzip_init(struct tarstream *s)
+{
+	s->gz = malloc(sizeof(*s->gz));
+	if (!s->gz)
+		return false;
+	isal_inflate_init(s->gz);
+	s->gz->crc_flag = ISAL_GZIP;
+	return true;
+}
+
+static void gzip_end(struct tarstream *s)
+{
+	free(s->gz);
+}
+
+static bool zstd_init(struct tarstream *s)
+{
+	s->zs = ZSTD_createDStream();
+	return s->zs != NULL;
+}
+
+static void zstd_end(struct tarstream *s)
+{
+	ZSTD_freeDStream(s->zs);
+}
+
+static bool xz_init(struct tarstream *s)
+{
+	s->xz_started = lzma_stream_decoder(&s->xz, XZ_MEMLIMIT, LZMA_CONCATENATED) == LZMA_OK;
+	return s->xz_started;
+}
+
+static void xz_end(struct tarstream *s)
+{
+	if (s->xz_started)
+		lzma_end(&s->xz);
+}
+
+static const struct decoder decoders[] = {
+	{ "gzip", starts_gzip, gzip_init, inflate_some, gzip_end },
+	{ "zstd", starts_zstd, zstd_init, unzstd_some, zstd_end },
+	{ "xz", starts_xz, xz_init, unxz_some, xz_end },
+};
+
 /* What is handed over goes to the copy too. */
 static la_ssize_t copy_out(struct archive *a, struct tarstream *s, const void *p, la_ssize_t n)
 {
@@ -261,26 +313,15 @@ la_ssize_t tarstream_read(struct archive *a, void *ctx, const void **out)
 
 	if (s->failed)
 		return fail_read(a, s, "%s", s->why);
-	switch (s->form) {
-	case STORED_GZIP:
-		n = inflate_some(a, s);
+	if (s->dec) {
+		n = s->dec->some(a, s);
 		*out = s->out;
-		break;
-	case STORED_ZSTD:
-		n = unzstd_some(a, s);
-		*out = s->out;
-		break;
-	case STORED_XZ:
-		n = unxz_some(a, s);
-		*out = s->out;
-		break;
-	default:
+	} else {
 		if (s->pos == s->len && refill(s))
 			return fail_read(a, s, "%s", s->why);
 		n = (la_ssize_t)(s->len - s->pos);
 		*out = s->in + s->pos;
 		s->pos = s->len;
-		break;
 	}
 	if (n > 0 && s->tar)
 		digest_add(s->tar, *out, (size_t)n);
@@ -298,7 +339,7 @@ la_int64_t tarstream_skip(struct archive *a, void *ctx, la_int64_t request)
 	 * but the reader ahead may skip before the refusal).  Never past
 	 * the file's end: libarchive then reads, gets nothing and reports
 	 * the archive cut short. */
-	if (!s->seeks || s->form != STORED_PLAIN || request <= 0)
+	if (!s->seeks || s->dec || request <= 0)
 		return 0;
 	if ((uint64_t)request < skipped)
 		skipped = (uint64_t)request;
@@ -326,12 +367,7 @@ uint64_t tarstream_consumed(const struct tarstream *s)
 
 const char *tarstream_compression(const struct tarstream *s)
 {
-	static const char *const names[] = {
-		[STORED_PLAIN] = NULL, [STORED_GZIP] = "gzip", [STORED_ZSTD] = "zstd",
-		[STORED_XZ] = "xz",
-	};
-
-	return names[s->form];
+	return s->dec ? s->dec->name : NULL;
 }
 
 /*
@@ -357,6 +393,8 @@ static void skim_by_seeking(struct tarstream *s)
 static int start(struct tarstream *s, const char *path, const struct tarstream_expect *x,
 		 bool skim, ek_error *err)
 {
+	size_t i;
+
 	s->fd = path ? open(path, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
 	/* A blob its manifest names and the layout lacks is a broken layout. */
 	if (s->fd < 0)
@@ -377,26 +415,14 @@ static int start(struct tarstream *s, const char *path, const struct tarstream_e
 	}
 	if (refill(s))
 		return err_fail(err, -EIO, "%s: reading it: %s", s->name, s->why);
-	if (starts_gzip(s->in, s->len)) {
-		s->form = STORED_GZIP;
-		s->gz = malloc(sizeof(*s->gz));
-		if (s->gz) {
-			isal_inflate_init(s->gz);
-			s->gz->crc_flag = ISAL_GZIP;
-		}
-	} else if (starts_zstd(s->in, s->len)) {
-		s->form = STORED_ZSTD;
-		s->zs = ZSTD_createDStream();
-	} else if (starts_xz(s->in, s->len)) {
-		s->form = STORED_XZ;
-		s->xz_started = lzma_stream_decoder(&s->xz, XZ_MEMLIMIT, LZMA_CONCATENATED) == LZMA_OK;
-	}
-	if (s->form != STORED_PLAIN &&
-	    (!(s->out = malloc(OUT_CAP)) || (!s->gz && !s->zs && !s->xz_started)))
+	for (i = 0; i < sizeof(decoders) / sizeof(decoders[0]) && !s->dec; i++)
+		if (decoders[i].starts(s->in, s->len))
+			s->dec = &decoders[i];
+	if (s->dec && (!(s->out = malloc(OUT_CAP)) || !s->dec->init(s)))
 		return err_fail(err, -ENOMEM, "out of memory");
 	/* A compressed blob's tar has a digest of its own (a plain tar's is
 	 * the blob's). */
-	if (s->checking && s->x.check_diff_id && s->form != STORED_PLAIN &&
+	if (s->checking && s->x.check_diff_id && s->dec &&
 	    !(s->tar = digest_begin()))
 		return err_fail(err, -ENOMEM, "out of memory");
 	return 0;
@@ -446,7 +472,7 @@ int tarstream_finish(struct tarstream *s, bool archive_failed, ek_error *err)
 	 * trailer whose checksum covers all of it (a stream cut there or
 	 * damaged is bad input even though the tar ended before); a tar
 	 * that did not decode has nothing more to tell. */
-	while (tar_whole && (s->form != STORED_PLAIN || s->copy) && !s->tar_ended) {
+	while (tar_whole && (s->dec || s->copy) && !s->tar_ended) {
 		la_ssize_t n = tarstream_read(NULL, s, &unused);
 
 		if (n < 0) {
@@ -501,10 +527,8 @@ void tarstream_close(struct tarstream *s)
 		digest_end(s->blob, ignored);
 	if (s->tar)
 		digest_end(s->tar, ignored);
-	ZSTD_freeDStream(s->zs);
-	if (s->xz_started)
-		lzma_end(&s->xz);
-	free(s->gz);
+	if (s->dec)
+		s->dec->end(s);
 	free(s->out);
 	free(s->buf);
 	free(s);

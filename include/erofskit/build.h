@@ -117,6 +117,19 @@ typedef struct ek_build_options {
 	 * labels are left out.  NULL: the source's labels, as its other
 	 * xattrs.  Not without xattrs (-EINVAL). */
 	const char *file_contexts;
+	/* Android's canned fs_config (mkfs.erofs --fs-config-file): every
+	 * inode's owner, permission bits and file capabilities (as
+	 * security.capability, in place of the source's) are its line's,
+	 * found by its path on the device without the leading '/'
+	 * ("system/bin/sh" under mount_point "system"; the root is ""); a
+	 * path the file does not list fails the build (-ENOENT).  all_root,
+	 * force_uid/gid and the offsets apply after it.  NULL: the source's. */
+	const char *fs_config;
+	/* the image's mount point on the device ("system", "/vendor"), put
+	 * in front of the paths fs_config and file_contexts rules are looked
+	 * up by ("/system/bin/sh"; the root itself is "/system" to
+	 * file_contexts).  NULL or "/": none. */
+	const char *mount_point;
 
 	/* compression */
 	enum ek_compressor compressor;

@@ -45,6 +45,9 @@ struct build {
 	struct exclude *exclude;   /* while the source is walked */
 	struct hints *hints;       /* per-file cluster sizes, or NULL */
 	struct selabels *selabels; /* --file-contexts, or NULL */
+	struct fsconfig *fsconfig; /* --fs-config-file, or NULL */
+	char *mount_point;         /* --mount-point, no '/' at either end
+	                              ("system"; "" the root), or NULL */
 
 	int64_t epoch;             /* superblock epoch: compact inodes' mtime */
 	uint32_t fixed_nsec;
@@ -90,7 +93,7 @@ struct build {
 	struct timespec started;
 };
 
-/* build.c: the phases every source goes through. */
+/* phases.c: the phases every source goes through. */
 void build_init(struct build *b, const ek_build_options *opts, ek_build_stats *stats,
 		ek_build_stats *local, ek_error *err);
 /* Open the image (and the packed data); data goes from b->data_blk on. */
@@ -103,13 +106,16 @@ void build_cleanup(struct build *b);
  * options (--ignore-mtime may move n's mtime to the epoch); 0 or an
  * error where -Eforce-inode-compact cannot be kept. */
 int choose_inode_form(struct build *b, struct tnode *n);
-/* Owner and mtime from the source, as the options override them; 0, or
- * -EOVERFLOW where an id offset takes the owner out of range (never for
- * 0:0: build_check_options sees to it). */
-int build_set_owner_time(struct build *b, struct tnode *n, uint32_t uid, uint32_t gid,
-			 int64_t mtime, uint32_t mtime_nsec);
 /* Statistics of the whole tree, for the caller and the progress. */
 void build_count(struct build *b);
+
+/* owner.c: owner and mtime from the source, as the options override
+ * them; 0, or -EOVERFLOW where an id offset takes the owner out of range
+ * (never for 0:0: build_check_options sees to it). */
+int build_set_owner_time(struct build *b, struct tnode *n, uint32_t uid, uint32_t gid,
+			 int64_t mtime, uint32_t mtime_nsec);
+/* The owner part of it alone. */
+int build_set_owner(struct build *b, struct tnode *n, uint32_t uid, uint32_t gid);
 
 /* options.c: check b->o and resolve what it leaves to the library. */
 int build_check_options(struct build *b);
@@ -129,15 +135,28 @@ int plan_node_xattrs(struct build *b, struct tnode *n);
  * An xattr EROFS has no prefix for is skipped with a warning. */
 int xattr_attach(struct build *b, struct tnode *n, const char *name,
 		 const void *value, size_t len, const char *what_path);
-/* --file-contexts (b->selabels): attach the label the rules give n at
- * path (in the image: "/usr/bin/sh", "/" the root), if any. */
-int xattr_label(struct build *b, struct tnode *n, const char *path);
 /* Order n's xattrs as the format wants them (after the last attach). */
 void xattr_sort(struct tnode *n);
 /* Encode an inode's xattr body into out[n->xattr_size]. */
 void encode_xattr_body(struct build *b, const struct tnode *n, uint8_t *out);
 /* Encode the shared area into out[b->shared_xattr_size]. */
 void encode_shared_xattrs(struct build *b, uint8_t *out);
+
+/* pathrules.c: what rules give an inode by its path in the image
+ * ("/usr/bin/sh", "/" the root; under --mount-point for the rules):
+ * --fs-config-file's owner, mode and capabilities, then --file-contexts'
+ * label.  0, or an error naming the path (one fs_config does not list). */
+int path_rules_apply(struct build *b, struct tnode *n, const char *path);
+/* Whether any such rules are in use. */
+bool path_rules_active(const struct build *b);
+/* Whether the rules set the xattr name, so that a source's own is left
+ * out (security.selinux with --file-contexts, security.capability with
+ * --fs-config-file). */
+bool path_rules_replace_xattr(const struct build *b, const char *name);
+/* Open and close the rules the options name (b->selabels, b->fsconfig,
+ * b->mount_point). */
+int path_rules_open(struct build *b);
+void path_rules_close(struct build *b);
 
 /* data.c: write regular file and symlink data, choose their layouts. */
 int write_data(struct build *b);

@@ -462,11 +462,8 @@ int build_check_options(struct build *b)
 		ret = err_fail(b->err, -EINVAL, "--max-extent-bytes %u is less than a block (%u "
 			       "bytes): two extents would start in one", b->o.max_extent_bytes,
 			       b->blksz);
-	if (!ret && b->o.file_contexts && b->o.no_xattrs)
-		ret = err_fail(b->err, -EINVAL, "file contexts set SELinux labels, which are xattrs: "
-			       "not without xattrs");
-	if (!ret && b->o.file_contexts)
-		ret = selabels_open(b->o.file_contexts, &b->selabels, b->err);
+	if (!ret)
+		ret = path_rules_open(b);
 	return ret;
 }
 

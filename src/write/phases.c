@@ -1,8 +1,7 @@
 /*
  * The phases every source of a build goes through (a directory, build.c;
  * a tar stream, tar.c): set up, open the image, close it with its
- * metadata, clean up; and what an inode's metadata becomes under the
- * options.
+ * metadata, clean up; and the form an inode's core takes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,7 +17,6 @@
 #include "write/dedupe.h"
 #include "write/fragments.h"
 #include "write/hints.h"
-#include "write/selabel.h"
 #include "write/tails.h"
 
 /* Whether a compact core shows n's mtime: the epoch's own, or on a 48-bit
@@ -79,37 +77,6 @@ int choose_inode_form(struct build *b, struct tnode *n)
 		mtime_fits = true;
 	}
 	n->extended = misfit || !mtime_fits;
-	return 0;
-}
-
-int build_set_owner_time(struct build *b, struct tnode *n, uint32_t uid, uint32_t gid,
-			 int64_t mtime, uint32_t mtime_nsec)
-{
-	const ek_build_options *o = &b->o;
-	uint64_t shifted_uid, shifted_gid;
-
-	n->uid = o->all_root ? 0 : uid;
-	n->gid = o->all_root ? 0 : gid;
-	if (o->force_uid >= 0)
-		n->uid = (uint32_t)o->force_uid;
-	if (o->force_gid >= 0)
-		n->gid = (uint32_t)o->force_gid;
-	/* Both offsets are checked to be 0..UINT32_MAX: no sum overflows. */
-	shifted_uid = n->uid + (uint64_t)o->uid_offset;
-	shifted_gid = n->gid + (uint64_t)o->gid_offset;
-	if (shifted_uid > UINT32_MAX || shifted_gid > UINT32_MAX)
-		return -EOVERFLOW;
-	n->uid = (uint32_t)shifted_uid;
-	n->gid = (uint32_t)shifted_gid;
-	n->mtime = mtime;
-	n->mtime_nsec = mtime_nsec;
-	if (o->timestamp_set && !o->timestamp_build_only) {
-		n->mtime = o->timestamp;
-		n->mtime_nsec = 0;
-	} else if (o->clamp_mtime && n->mtime >= o->timestamp) {
-		n->mtime = o->timestamp;
-		n->mtime_nsec = 0;
-	}
 	return 0;
 }
 
@@ -215,8 +182,7 @@ void build_cleanup(struct build *b)
 	tree_free(&b->tree);
 	hints_close(b->hints);
 	b->hints = NULL;
-	selabels_close(b->selabels);
-	b->selabels = NULL;
+	path_rules_close(b);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	b->stats->seconds = (double)(t1.tv_sec - b->started.tv_sec) +
 			    (double)(t1.tv_nsec - b->started.tv_nsec) / 1e9;

@@ -21,7 +21,6 @@
 #include "util/path.h"
 #include "write/exclude.h"
 #include "write/hints.h"
-#include "write/selabel.h"
 
 /* ------------------------------------------------------------ hard links */
 
@@ -131,8 +130,8 @@ retry:
 		goto out;
 	}
 	for (p = names; p < names + len; p += strlen(p) + 1) {
-		if (b->selabels && !strcmp(p, SELINUX_XATTR))
-			continue;   /* the file contexts' label replaces it */
+		if (path_rules_replace_xattr(b, p))
+			continue;   /* the rules' value replaces it */
 		vlen = lgetxattr(path, p, value, 65536);
 		if (vlen < 0) {
 			if (errno == ENODATA)
@@ -310,7 +309,7 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 				ret = fill_inode(b, e->inode, child, &st);
 			if (!ret)
 				/* the '/' before the path under the source */
-				ret = xattr_label(b, e->inode, child + under_source - 1);
+				ret = path_rules_apply(b, e->inode, child + under_source - 1);
 			/* Its first name picks the rule, as upstream's does. */
 			if (!ret && b->hints && S_ISREG(st.st_mode))
 				e->inode->hint = (uint8_t)hints_rule(b->hints, child + under_source);
@@ -372,7 +371,7 @@ int scan_source(struct build *b, const char *image_path)
 	if (!ret)
 		ret = fill_inode(b, root, b->source, &st);
 	if (!ret)
-		ret = xattr_label(b, root, "/");
+		ret = path_rules_apply(b, root, "/");
 	root->parent = root;
 	if (!ret)
 		ret = scan_dir(b, root, b->source, 0);

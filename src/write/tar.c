@@ -36,7 +36,6 @@
 #include "write/hints.h"
 #include "write/internal.h"
 #include "write/libarchive.h"
-#include "write/selabel.h"
 #include "write/source.h"
 #include "write/tar.h"
 #include "write/tar_acl.h"
@@ -421,7 +420,7 @@ static int make_image_path(struct tar_reader *r, const char *comps, size_t count
 {
 	size_t len = 0, i;
 
-	if (!r->b->hints && !r->b->selabels)
+	if (!r->b->hints && !path_rules_active(r->b))
 		return 0;
 	for (i = 0; i < count; i++)
 		len += strlen(comps + len) + 1;
@@ -443,26 +442,26 @@ static int make_image_path(struct tar_reader *r, const char *comps, size_t count
 	return 0;
 }
 
-/* --file-contexts: n's label, by its path in the image, the first len
- * bytes of image_path (a directory on the entry's way, or the entry). */
+/* The path rules' attributes of n, by its path in the image, the first
+ * len bytes of image_path (a directory on the entry's way, or the entry). */
 static int label_node(struct tar_reader *r, struct tnode *n, size_t len)
 {
 	char keep;
 	int ret;
 
-	if (!r->b->selabels)
+	if (!path_rules_active(r->b))
 		return 0;
 	keep = r->image_path[len];
 	r->image_path[len] = '\0';
-	ret = xattr_label(r->b, n, r->image_path);
+	ret = path_rules_apply(r->b, n, r->image_path);
 	r->image_path[len] = keep;
 	return ret;
 }
 
-/* --file-contexts: the label of the entry's own node. */
+/* The path rules' attributes of the entry's own node. */
 static int label_entry(struct tar_reader *r, struct tnode *n)
 {
-	return r->b->selabels ? label_node(r, n, strlen(r->image_path)) : 0;
+	return path_rules_active(r->b) ? label_node(r, n, strlen(r->image_path)) : 0;
 }
 
 /*
@@ -562,13 +561,13 @@ static int take_xattrs(struct tar_reader *r, struct tnode *n, struct archive_ent
 			acls.size[slot] = size;
 		} else if (strncmp(name, "system.posix_acl_", strlen("system.posix_acl_")) &&
 			   !(r->b->o.ovlfs_strip && overlay_metadata(name)) &&
-			   !(r->b->selabels && !strcmp(name, SELINUX_XATTR))) {
+			   !path_rules_replace_xattr(r->b, name)) {
 			ret = xattr_attach(r->b, n, name, value, size, label);
 		}
 	}
 	if (!ret)
 		ret = tar_acl_attach(r->b, n, e, &acls, label);
-	if (!ret)   /* the file contexts' label replaces the archive's */
+	if (!ret)   /* the path rules replace the archive's label and caps */
 		ret = label_entry(r, n);
 	/* An xattr EROFS cannot hold is the archive's fault: bad input, as
 	 * every other entry error (exit 1), not the user's tree. */
@@ -1403,7 +1402,7 @@ static int start_tree(struct tar_reader *r)
 		root->mtime = b->epoch;
 	}
 	/* Until a "./" entry brings the root's own metadata. */
-	return xattr_label(b, root, "/");
+	return path_rules_apply(b, root, "/");
 }
 
 /*
@@ -1432,6 +1431,7 @@ static int survey_layers(const struct tar_layer *layers, size_t count, const ek_
 	 * writes nothing, and neither opens nor matches them. */
 	b.o.compress_hints = NULL;
 	b.o.file_contexts = NULL;
+	b.o.fs_config = NULL;
 	r.b = &b;
 	r.flatten = true;
 	r.survey = true;

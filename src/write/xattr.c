@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "write/internal.h"
-#include "write/selabel.h"
 #include "format/ondisk.h"
 #include "format/xattr.h"
 #include "util/error.h"
@@ -236,20 +235,4 @@ static void encode_one_shared(struct txattr *x, void *ctx)
 void encode_shared_xattrs(struct build *b, uint8_t *out)
 {
 	tree_for_each_xattr(&b->tree, encode_one_shared, out);
-}
-
-int xattr_label(struct build *b, struct tnode *n, const char *path)
-{
-	char *context = NULL;
-	int ret;
-
-	if (!b->selabels)
-		return 0;
-	ret = selabels_lookup(b->selabels, path, n->mode, &context, b->err);
-	if (!ret && context) {
-		ret = xattr_attach(b, n, SELINUX_XATTR, context, strlen(context), path);
-		xattr_sort(n);
-	}
-	free(context);
-	return ret;
 }

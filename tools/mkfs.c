@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blocklist.h"
 #include "cli.h"
 #include "erofskit/build.h"
 
@@ -92,6 +93,18 @@ static void usage(FILE *f)
 "  --file-contexts FILE  SELinux labels from FILE (file_contexts rules,\n"
 "                        read by libselinux) by each file's path in the\n"
 "                        image, in place of the source's own\n"
+"  --fs-config-file FILE Android's canned fs_config: each file's owner, mode\n"
+"                        and capabilities are its line's in FILE ('PATH UID\n"
+"                        GID MODE [capabilities=N]', PATH as on the device\n"
+"                        without the leading '/'); a file FILE lacks fails\n"
+"  --mount-point PATH    the image's mount point on the device (system), put\n"
+"                        before every path that fs_config, file_contexts\n"
+"                        and the block list name\n"
+"  --product-out DIR     taken with --fs-config-file, as Android's build\n"
+"                        passes both (only FILE is read)\n"
+"  --block-list-file FILE\n"
+"                        write which blocks hold each file's data: a line\n"
+"                        per file, '/PATH FIRST-LAST ...' (Android's OTA map)\n"
 "  --no-sparse-chunks    store sparse files flat (holes as zero blocks)\n"
 "  --chunksize SIZE      uncompressed files chunk-based, in SIZE-byte chunks\n"
 "                        (a power of two, at least a block): chunks of zeros\n"
@@ -191,7 +204,7 @@ enum {
 	OPT_MAX_EXTENT, OPT_OVLFS_STRIP, OPT_TAR_COPY, OPT_NO_SPARSE, OPT_CHUNKSIZE,
 	OPT_IGNORE_MTIME, OPT_PRESERVE_MTIME, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_JSON,
 	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
-	OPT_COMPRESS_HINTS,
+	OPT_COMPRESS_HINTS, OPT_FS_CONFIG, OPT_MOUNT_POINT, OPT_PRODUCT_OUT, OPT_BLOCK_LIST,
 };
 
 /*
@@ -454,6 +467,10 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		{ "exclude-path", required_argument, NULL, OPT_EXCLUDE_PATH },
 		{ "exclude-regex", required_argument, NULL, OPT_EXCLUDE_REGEX },
 		{ "compress-hints", required_argument, NULL, OPT_COMPRESS_HINTS },
+		{ "fs-config-file", required_argument, NULL, OPT_FS_CONFIG },
+		{ "mount-point", required_argument, NULL, OPT_MOUNT_POINT },
+		{ "product-out", required_argument, NULL, OPT_PRODUCT_OUT },
+		{ "block-list-file", required_argument, NULL, OPT_BLOCK_LIST },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -463,6 +480,7 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 	struct cli_progress prog;
 	bool quiet = false, json = false, tar = false, block_size_set = false, to_stdout;
 	const char *sde, *image, *source, *oci = NULL, *oci_layers = NULL, *metabox_alg = NULL;
+	const char *product_out = NULL, *block_list = NULL;
 	enum source_kind kind;
 	ek_error err;
 	int64_t iv;
@@ -567,6 +585,18 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		case OPT_FILE_CONTEXTS:
 			o.file_contexts = optarg;
 			break;
+		case OPT_FS_CONFIG:
+			o.fs_config = optarg;
+			break;
+		case OPT_MOUNT_POINT:
+			o.mount_point = optarg;
+			break;
+		case OPT_PRODUCT_OUT:
+			product_out = optarg;
+			break;
+		case OPT_BLOCK_LIST:
+			block_list = optarg;
+			break;
 		case OPT_XATTR_SHARE:
 			if (!cli_parse_count(optarg, 1, UINT32_MAX, &o.xattr_share)) {
 				cli_error(CMD, "--xattr-share '%s': expected a number of inodes, "
@@ -649,6 +679,20 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		cli_error(CMD, "--tar-copy takes a tar source");
 		return EXIT_USAGE;
 	}
+	/* Android's mkfs.erofs reads the product tree's fs_config there only
+	 * where no canned file is given, through libcutils' table of
+	 * Android's ids, which erofskit does not have. */
+	if (product_out && !o.fs_config) {
+		cli_error(CMD, "--product-out is read only with --fs-config-file (erofskit has no "
+			       "built-in Android fs_config): give the canned fs_config file");
+		return EXIT_USAGE;
+	}
+	if (block_list && (oci_layers || o.tar_index)) {
+		cli_error(CMD, "--block-list-file lists the image's blocks: %s",
+			  oci_layers ? "not with --oci-layers (an image per layer)" :
+				       "not with --tar=i (the data is the tar's)");
+		return EXIT_USAGE;
+	}
 	if (o.ovlfs_strip && !tar) {
 		cli_error(CMD, "--ovlfs-strip takes a tar source (--oci applies the whiteouts)");
 		return EXIT_USAGE;
@@ -705,6 +749,10 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		cli_error(CMD, "no TARBALL, and standard input is a terminal; name the tar or pipe it in");
 		return EXIT_USAGE;
 	}
+	if (to_stdout && block_list) {
+		cli_error(CMD, "--block-list-file reads the image back: IMAGE must be a file, not '-'");
+		return EXIT_USAGE;
+	}
 	if (to_stdout && json) {
 		cli_error(CMD, "--json and IMAGE '-' both want standard output");
 		return EXIT_USAGE;
@@ -730,6 +778,10 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		return kind != FROM_DIR && ek_is_image_error(ret) ? EXIT_CORRUPT : EXIT_USAGE;
 	}
 	cli_progress_done(&prog);
+	if (block_list && write_block_list(image, o.mount_point, block_list, &err)) {
+		cli_error(CMD, "%s (%s is written)", err.message, image);
+		return EXIT_USAGE;
+	}
 	if (json)
 		print_json(image, &stats, NULL);
 	else if (!quiet)

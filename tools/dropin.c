@@ -188,7 +188,7 @@ static const struct row mkfs_rows[] = {
 	  "ztailpacking, fragments[=SIZE], all-fragments[=SIZE], dedupe, fragdedupe=MODE,\n"
 	  "                         noinline_data, 48bit, xattr-name-filter, force-inode-compact,\n"
 	  "                         force-inode-extended, force-chunk-indexes, force-inode-blockmap,\n"
-	  "                         nosbcrc, ^OPT" },
+	  "                         nosbcrc, legacy-compress, ^OPT" },
 	{ "-L", VALUE, PASS, "-L", NULL, "-L LABEL", "volume label" },
 	{ "-m", VALUE, PASS, "-m", NULL, "-m SIZE[:ALG]",
 	  "metadata compressed in a metabox (Linux 6.17+); ALG only -z's" },

@@ -187,6 +187,11 @@ typedef struct ek_build_options {
 	 * (mkfs.erofs -Eforce-chunk-indexes) instead of a 4-byte block map
 	 * (-Eforce-inode-blockmap, the default), for readers that want them */
 	bool chunk_indexes;
+	/* every compressed file's lcluster index in the full form, 8 bytes
+	 * an lcluster, never the compact one nor encoded extents, as
+	 * mkfs.erofs -Elegacy-compress writes them (erofs-utils 1.5 changes
+	 * nothing else: its images keep the 0padding feature) */
+	bool full_indexes;
 	/* the 48bit feature (mkfs.erofs -E48bit), for Linux 6.15 and later
 	 * only (older kernels refuse the image): compact inodes carry their
 	 * own mtime, in seconds after the epoch, so files whose times differ

@@ -153,6 +153,7 @@ SWITCH(set_48bit, format_48bit, true)
 SWITCH(set_no_sb_checksum, no_sb_checksum, true)
 SWITCH(set_xattr_filter, no_xattr_filter, false)   /* on by default here, off upstream */
 SWITCH(set_chunk_indexes, chunk_indexes, true)
+SWITCH(set_full_indexes, full_indexes, true)
 #undef SWITCH
 
 /* ^NAME undoes only its own form, so "compact,^extended" stays compact. */
@@ -196,6 +197,7 @@ static const struct extended_option {
 	{ "force-chunk-indexes",  NULL,                set_chunk_indexes },
 	{ "force-inode-blockmap", NULL,                set_blockmap },
 	{ "nosbcrc",              NULL,                set_no_sb_checksum },
+	{ "legacy-compress",      NULL,                set_full_indexes },
 };
 
 /* "-ENAME: not an extended option ... (every name)". */

@@ -142,11 +142,14 @@ struct tail {
 };
 
 /* Index bytes after the header: compact unless a pcluster lies out of
- * order (shared with another file) or a fragment lies past 4 GiB. */
-static bool needs_full(const struct zfile *f, const struct tail *tail)
+ * order (shared with another file) or a fragment lies past 4 GiB, or the
+ * options want every index full (-Elegacy-compress). */
+static bool needs_full(const struct build *b, const struct zfile *f, const struct tail *tail)
 {
 	size_t i;
 
+	if (b->o.full_indexes)
+		return true;
 	if (tail->kind == TAIL_FRAGMENT && tail->fragment_off > UINT32_MAX)
 		return true;
 	for (i = 1; i < f->next; i++)
@@ -177,7 +180,7 @@ static bool fits_inline(const struct build *b, const struct zfile *f,
 	const struct tnode *n = f->n;
 	uint32_t before = (uint32_t)round_up_u64(tnode_core_size(n) + n->xattr_size, 8);
 
-	return before + index_size(b, n, needs_full(f, tail), &l) + len <= b->blksz;
+	return before + index_size(b, n, needs_full(b, f, tail), &l) + len <= b->blksz;
 }
 
 /* Tail packing: the final extent after the index when it fits, as a
@@ -350,7 +353,7 @@ static int encode_index(struct zbuilder *zb, struct zfile *f, const struct tail 
 	struct tnode *n = f->n;
 	uint64_t nlc = div_round_up_u64(n->size, b->blksz);
 	uint32_t before = tnode_core_size(n) + n->xattr_size;
-	bool full = needs_full(f, tail), far_fragment = tail->kind == TAIL_FRAGMENT &&
+	bool full = needs_full(b, f, tail), far_fragment = tail->kind == TAIL_FRAGMENT &&
 							 tail->fragment_off > UINT32_MAX;
 	struct fmt_compact_layout l;
 	uint32_t extents;
@@ -362,7 +365,7 @@ static int encode_index(struct zbuilder *zb, struct zfile *f, const struct tail 
 	if (!lc || !z)
 		goto fail;
 	extents = extents_size(b, f, tail);
-	if (extents && extents < index_size(b, n, full, &l)) {
+	if (extents && !b->o.full_indexes && extents < index_size(b, n, full, &l)) {
 		ret = encode_extents(zb, f, tail, extents, z);
 		if (ret)
 			goto fail;
@@ -372,7 +375,7 @@ static int encode_index(struct zbuilder *zb, struct zfile *f, const struct tail 
 	ret = fmt_zindex_plan(f->ext, f->next, n->size, b->blkszbits, zb->big, lc, &why);
 	if (ret)
 		goto fail;
-	if (full && !far_fragment && tail->kind != TAIL_INLINE)
+	if (full && !b->o.full_indexes && !far_fragment && tail->kind != TAIL_INLINE)
 		full = false;
 	ret = encode_one(zb, f, tail, lc, full, z, &why);
 	if (ret == -EAGAIN && !full) {

@@ -198,7 +198,7 @@ refused "'-q'" "$MKFS" -q out.img "$S"              # no mkfs.erofs option eithe
 refused "'-p'" "$MKFS" -Enoinline_data -T0 -p out.img "$S"
 refused "'--quiet'" "$MKFS" --quiet=1 out.img "$S"
 refused "--sort=tar" "$MKFS" --sort=tar out.img "$S"
-refused "legacy-compress" "$MKFS" -Elegacy-compress out.img "$S"  # erofskit's own message
+refused "bogus-option" "$MKFS" -Ebogus-option out.img "$S"  # erofskit's own message
 # the xattr name filter, upstream's -E name: erofskit's default, and off
 "$MKFS" --quiet -Exattr-name-filter filter-on.img "$S" || fail "-Exattr-name-filter was refused"
 "$EROFSKIT" mkfs -q filter-default.img "$S"

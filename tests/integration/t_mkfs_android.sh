@@ -12,6 +12,10 @@
 #   share a block; a file whose data is inline has no line.
 # - Android's command line, verbatim, through the mkfs.erofs drop-in,
 #   makes the same image and list; both fsck tools take the images.
+# - -Elegacy-compress (Android's repack tools pass it): every compressed
+#   file's index in the full form, the kernel reads the tree with each
+#   layout, and the drop-in gives the same image; an image mkfs.erofs 1.5
+#   makes with it extracts to the tree.
 # - A file fs_config lacks, a malformed line, --product-out alone, and
 #   --block-list-file where there is no list to write are refused (exit
 #   2, nothing written); a name with white space fails the list.
@@ -220,6 +224,54 @@ check_list own.list own.img any
 kmount drop.img mt
 check_view mt
 kumount mt
+
+note "-Elegacy-compress: full indexes only, whatever the layout"
+make_compact_tree tree tree.json
+# layouts IMAGE TREE: how many of TREE's regular files take each layout
+# in IMAGE ("compressed full 12 plain 3 ...").
+layouts() {
+	python3 - "$E" "$1" "$2" <<'PY'
+import collections, json, os, subprocess, sys
+erofskit, image, tree = sys.argv[1:4]
+seen = collections.Counter()
+for d, _, files in os.walk(tree):
+    for f in files:
+        p = os.path.join(d, f)
+        if os.path.isfile(p) and not os.path.islink(p):
+            out = subprocess.run([erofskit, "dump", "--json", "--path", "/" + os.path.relpath(p, tree), image],
+                                 check=True, capture_output=True).stdout
+            seen[json.loads(out)["layout"]] += 1
+print(" ".join("%s %d" % kv for kv in sorted(seen.items())))
+PY
+}
+for spec in "-zlz4hc -E^fragments,^dedupe,^ztailpacking" "-zlz4 -C65536" \
+	"-zlzma -C65536 -Efragments,dedupe,48bit" "-zzstd -Eztailpacking"; do
+	"$E" mkfs -q $spec -Elegacy-compress legacy.img tree || fail "mkfs $spec -Elegacy-compress"
+	"$E" fsck -q legacy.img || fail "erofskit fsck rejects $spec -Elegacy-compress"
+	kernel_check legacy.img tree.json "$spec -Elegacy-compress"
+	seen=$(layouts legacy.img tree) || fail "dump of $spec -Elegacy-compress"
+	case $seen in
+	*compact*) fail "$spec -Elegacy-compress: a compact index ($seen)" ;;
+	*"compressed full"*) ;;
+	*) fail "$spec -Elegacy-compress: no compressed file ($seen)" ;;
+	esac
+done
+# Without it the same files take compact indexes: the check can fail.
+"$E" mkfs -q -zlz4hc -E^fragments,^dedupe,^ztailpacking compact.img tree
+seen=$(layouts compact.img tree) || fail "dump of compact.img"
+case $seen in *compact*) ;; *) fail "no compact index without -Elegacy-compress ($seen)" ;; esac
+"$E" mkfs -q -zlz4hc -E^fragments,^dedupe,^ztailpacking,legacy-compress legacy.img tree
+fsck.erofs legacy.img >/dev/null 2>&1 || fail "fsck.erofs 1.5 rejects the -Elegacy-compress image"
+"$EROFSKIT_BUILD/dropin/mkfs.erofs" --quiet -Elegacy-compress -zlz4hc drop.img tree ||
+	fail "the drop-in refuses -Elegacy-compress"
+"$E" mkfs -q -zlz4hc -Elegacy-compress own.img tree
+cmp drop.img own.img || fail "the drop-in's -Elegacy-compress image differs"
+# (1.5 takes the smaller tree: the fixture tree's is past it.)
+manifest src src.json
+mkfs.erofs -Elegacy-compress -zlz4hc up.img src >/dev/null 2>&1 || fail "mkfs.erofs 1.5 -Elegacy-compress"
+seen=$(layouts up.img src) || fail "dump of mkfs.erofs 1.5's image"
+case $seen in *compact* | "") fail "mkfs.erofs 1.5 -Elegacy-compress: $seen" ;; esac
+extract_check up.img src.json "mkfs.erofs 1.5 -Elegacy-compress"
 
 note "refused: a file fs_config lacks, a bad line, --product-out alone, no list to write"
 grep -v "^system/etc/empty " fs_config >short

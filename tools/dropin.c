@@ -64,7 +64,7 @@ struct translation {
 	/* dump.erofs picks what to show from several options; finish_dump
 	 * turns them into one of erofskit's. */
 	const char *path, *nid;
-	bool ls, cat, superblock;
+	bool ls, cat, superblock, stats;
 	char share[24];            /* -x N as --xattr-share's N + 1 */
 };
 
@@ -324,6 +324,13 @@ static int dump_superblock(struct translation *t, const char *value)
 	return GO_ON;
 }
 
+static int dump_statistics(struct translation *t, const char *value)
+{
+	(void)value;
+	t->stats = true;
+	return GO_ON;
+}
+
 /* Upstream names the inode with --path/--nid and says what to show with
  * --ls/--cat/-s; erofskit has one option per thing shown. */
 static int finish_dump(struct translation *t)
@@ -336,6 +343,13 @@ static int finish_dump(struct translation *t)
 			"ask for the superblock and the inode separately\n", name);
 		return EXIT_USAGE;
 	}
+	if (t->stats && (t->superblock || t->path || t->nid || t->ls || t->cat)) {
+		fprintf(stderr, "%s: -S with -s, --path, --nid, --ls or --cat is not supported by erofskit: "
+			"ask for the statistics separately\n", name);
+		return EXIT_USAGE;
+	}
+	if (t->stats)
+		return push(t, "--stats");
 	if (t->ls && t->cat) {
 		fprintf(stderr, "%s: --ls and --cat exclude each other\n", name);
 		return EXIT_USAGE;
@@ -368,6 +382,8 @@ static const struct row dump_rows[] = {
 	{ "--ls", NO_VALUE, SPECIAL, NULL, dump_ls, NULL, "with --path: list the directory" },
 	{ "--cat", NO_VALUE, SPECIAL, NULL, dump_cat, NULL, "with --path: write the file to stdout" },
 	{ "-s", NO_VALUE, SPECIAL, NULL, dump_superblock, NULL, "the superblock (also the default)" },
+	{ "-S", NO_VALUE, SPECIAL, NULL, dump_statistics, NULL,
+	  "statistics of the image (erofskit's own: --stats)" },
 	{ "-e", NO_VALUE, ACCEPT, NULL, NULL, NULL, "taken: --path and --nid always show the extents" },
 	{ "-V", NO_VALUE, VERSION, NULL, NULL, "-V, --version", "print the version" },
 	{ "--version", NO_VALUE, VERSION, NULL, NULL, NULL, NULL },

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dumpstats.h"
 #include "erofskit/erofskit.h"
 
 static const char *const CMD = "dump";
@@ -40,7 +41,11 @@ static void usage(FILE *f)
 "  --nid N        the same for the inode N, such as the packed inode\n"
 "  --ls P         list the directory P\n"
 "  --cat P        write the contents of file P to standard output\n"
-"  --json         machine-readable output (with --path, --ls or alone)\n"
+"  --stats        statistics of the whole image: inodes by type and\n"
+"                 layout, file sizes, where the data is and how much it\n"
+"                 was compressed\n"
+"  --json         machine-readable output (with --path, --ls, --stats or\n"
+"                 alone)\n"
 "  --engine NAME  a decoder; repeat for both algorithms:\n"
 "                 deflate: libdeflate (default), isal, zlib\n"
 "                 lzma: builtin (default, erofskit's), liblzma\n"
@@ -56,6 +61,7 @@ CLI_REMOTE_ITEMS
 "  erofskit dump root.erofs\n"
 "  erofskit dump --path /etc/passwd --json root.erofs\n"
 "  erofskit dump --cat /etc/os-release root.erofs\n"
+"  erofskit dump --stats root.erofs\n"
 "  erofskit dump https://example.com/root.erofs\n");
 }
 
@@ -205,23 +211,24 @@ static int print_extents(ek_inode *inode, bool json, ek_error *err)
 			return ret;
 		if (json)
 			printf("%s{\"logical\": %llu, \"length\": %llu, \"kind\": \"%s\", "
-			       "\"physical\": %llu, \"physical_length\": %llu%s%s%s}",
+			       "\"physical\": %llu, \"physical_length\": %llu%s%s%s%s}",
 			       first ? "" : ", ", (unsigned long long)e.logical,
 			       (unsigned long long)e.length, ek_extent_kind_name(e.kind),
 			       (unsigned long long)e.physical,
 			       (unsigned long long)e.physical_length,
 			       e.kind == EK_EXTENT_COMPRESSED ? ", \"algorithm\": \"" : "",
 			       e.kind == EK_EXTENT_COMPRESSED ? ek_algorithm_name(e.algorithm) : "",
-			       e.kind == EK_EXTENT_COMPRESSED ? "\"" : "");
+			       e.kind == EK_EXTENT_COMPRESSED ? "\"" : "",
+			       e.in_metadata ? ", \"inline\": true" : "");
 		else
-			printf("  %12llu..%-12llu %-10s physical %llu (+%llu)%s%s%s\n",
+			printf("  %12llu..%-12llu %-10s physical %llu (+%llu)%s%s%s%s\n",
 			       (unsigned long long)e.logical,
 			       (unsigned long long)(e.logical + e.length),
 			       ek_extent_kind_name(e.kind), (unsigned long long)e.physical,
 			       (unsigned long long)e.physical_length,
 			       e.kind == EK_EXTENT_COMPRESSED ? " " : "",
 			       e.kind == EK_EXTENT_COMPRESSED ? ek_algorithm_name(e.algorithm) : "",
-			       e.partial ? " partial" : "");
+			       e.partial ? " partial" : "", e.in_metadata ? " inline" : "");
 		first = false;
 		off = e.logical + e.length;
 	}
@@ -424,7 +431,7 @@ static int dump_cat(ek_image *img, const char *path, ek_error *err)
 	return ret;
 }
 
-enum { OPT_PATH = 256, OPT_NID, OPT_LS, OPT_CAT, OPT_JSON, OPT_ENGINE };
+enum { OPT_PATH = 256, OPT_NID, OPT_LS, OPT_CAT, OPT_STATS, OPT_JSON, OPT_ENGINE };
 
 int cmd_dump(int argc, char **argv)
 {
@@ -433,6 +440,7 @@ int cmd_dump(int argc, char **argv)
 		{ "nid", required_argument, NULL, OPT_NID },
 		{ "ls", required_argument, NULL, OPT_LS },
 		{ "cat", required_argument, NULL, OPT_CAT },
+		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "engine", required_argument, NULL, OPT_ENGINE },
 		{ "help", no_argument, NULL, 'h' },
@@ -459,12 +467,13 @@ int cmd_dump(int argc, char **argv)
 		case OPT_PATH:
 		case OPT_LS:
 		case OPT_CAT:
+		case OPT_STATS:
 			if (mode) {
-				cli_error(CMD, "--path, --nid, --ls and --cat exclude each other");
+				cli_error(CMD, "--path, --nid, --ls, --cat and --stats exclude each other");
 				return EXIT_USAGE;
 			}
 			mode = c;
-			path = c == OPT_NID ? NULL : optarg;
+			path = c == OPT_NID || c == OPT_STATS ? NULL : optarg;
 			break;
 		case OPT_JSON:
 			json = true;
@@ -507,6 +516,9 @@ int cmd_dump(int argc, char **argv)
 		break;
 	case OPT_CAT:
 		ret = dump_cat(img, path, &err);
+		break;
+	case OPT_STATS:
+		ret = dump_stats(img, json, &err);
 		break;
 	default:
 		ret = dump_super(img, json);

@@ -19,7 +19,10 @@
 #      until it is unmounted, then exits; an image that does not open is
 #      refused by erofskit mount (exit 1, nothing mounted); the valid cases
 #      are read through the kernel as well;
-#  (d) any other exit status (a crash, a sanitizer abort) fails the case, and
+#  (d) erofskit dump --stats walks it within 60 s: exit 0 for the valid
+#      cases, 1 where the image does not open, 0 or 1 otherwise (the damage
+#      may lie in data the statistics do not read);
+#  (e) any other exit status (a crash, a sanitizer abort) fails the case, and
 #      so does a sanitizer report on standard error.
 # Every check of every case runs (but an extraction where fsck hung); the
 # failed ones are listed at the end.
@@ -229,6 +232,21 @@ check_extract() {
 	fi
 }
 
+# check_stats NAME EXPECT OPENS
+check_stats() {
+	local name=$1 expect=$2 opens=$3 img=$CORPUS/$1.img rc=0
+	limited timeout 60 "$EROFSKIT" dump --stats "$img" >/dev/null 2>"$T/serr" || rc=$?
+	sanitizer_clean "$T/serr" "$name: dump --stats"
+	[ "$rc" -ne 124 ] || fail "$name: dump --stats did not finish within 60 s"
+	if [ "$expect" = valid ]; then
+		[ "$rc" -eq 0 ] || { head -5 "$T/serr" >&2; fail "$name: dump --stats exit $rc, expected 0"; }
+	elif [ "$opens" = no ]; then
+		[ "$rc" -eq 1 ] || { head -5 "$T/serr" >&2; fail "$name: dump --stats exit $rc, expected 1"; }
+	else
+		[ "$rc" -le 1 ] || { head -5 "$T/serr" >&2; fail "$name: dump --stats exit $rc"; }
+	fi
+}
+
 # check_mount NAME EXPECT OPENS
 check_mount() {
 	local name=$1 expect=$2 opens=$3 img=$CORPUS/$1.img rc=0 pid mnt=$T/mnt/$1
@@ -269,7 +287,7 @@ failed=()
 while IFS=$'\t' read -r name expect opens xcodes regex; do
 	_mounts+=("$T/mnt/$name")
 	bad=""
-	for step in fsck extract mount; do
+	for step in fsck extract stats mount; do
 		# An extraction would hang where the check hung: it is not run.
 		if [ $step = extract ] && [ -e "$T/hung.$name" ]; then
 			bad="$bad extract(not run)"
@@ -284,6 +302,7 @@ while IFS=$'\t' read -r name expect opens xcodes regex; do
 			case $step in
 			fsck) check_fsck "$name" "$expect" "$regex" ;;
 			extract) check_extract "$name" "$opens" "$xcodes" ;;
+			stats) check_stats "$name" "$expect" "$opens" ;;
 			mount) check_mount "$name" "$expect" "$opens" ;;
 			esac
 		) </dev/null

@@ -265,10 +265,12 @@ diff -r --no-dereference -x char -x fifo "$S" ix-out >&2 || fail "the indexed la
 for opt in -p --device=/dev/null --no-sbcrc --no-preserve --no-preserve-perms --extract-xattrs; do
 	refused "'${opt%%=*}'" "$FSCK" "$opt" image.img
 done
-for opt in -S --device=/dev/null -x; do
+for opt in -i --device=/dev/null -x; do
 	refused "'${opt%%=*}'" "$DUMP" "$opt" image.img
 done
 refused "-s" "$DUMP" -s --path=/dir image.img
+refused "-S with -s" "$DUMP" -S -s image.img
+"$DUMP" -S image.img | grep -q "^Names:" || fail "dump.erofs -S gives no statistics"
 refused "--ls" "$DUMP" --ls image.img
 refused "--ls" "$DUMP" --ls --nid="$nid" image.img
 refused "--path" "$DUMP" --path image.img --path       # a value is missing

@@ -179,6 +179,91 @@ PY
 	expect_exit 2 "$EROFSKIT" dump --ls /dir/small.txt "$img" 2>"$T/err" >"$T/out"
 	[ ! -s "$T/out" ] || fail "dump --ls of a file wrote to stdout"
 done
+note "--stats: counts against the source, data blocks counted once"
+# Text that compresses, two copies of it (dedupe shares their blocks),
+# and a whole-file fragment: every place data can be.
+python3 -c 'print("".join("line %d of the text\n" % i for i in range(20000)), end="")' >"$S/text"
+cp "$S/text" "$S/text-copy"
+for spec in "" "-zlz4hc -Ededupe,fragments" "-zlzma -C65536 -Eall-fragments,dedupe,48bit" \
+	"-b 512 -zzstd -Eztailpacking"; do
+	"$EROFSKIT" mkfs -q $spec "$T/st.img" "$S" || fail "mkfs $spec"
+	"$EROFSKIT" dump --stats --json "$T/st.img" >"$T/st.json" || fail "dump --stats --json ($spec)"
+	python3 - "$EROFSKIT" "$T/st.img" "$S" "$T/st.json" "$spec" <<'PY' || fail "dump --stats of '$spec'"
+import json, os, stat, subprocess, sys
+erofskit, img, src, stats, spec = sys.argv[1:6]
+st = json.load(open(stats))
+bad = []
+def check(cond, what):
+    if not cond:
+        bad.append(what)
+# Counted from the source: names, inodes, types, sizes.
+kinds = {stat.S_IFREG: "regular", stat.S_IFDIR: "directories", stat.S_IFLNK: "symlinks",
+         stat.S_IFCHR: "character devices", stat.S_IFBLK: "block devices",
+         stat.S_IFIFO: "fifos", stat.S_IFSOCK: "sockets"}
+types, inodes, names, sizes, files = {}, set(), 0, [0] * 10, []
+for d, ds, fs in os.walk(src):
+    for p in [d] if d == src else []:
+        pass
+    for n in ([""] if d == src else []) + ds + fs:
+        p = os.path.join(d, n) if n else d
+        a = os.lstat(p)
+        names += 1
+        if (a.st_dev, a.st_ino) in inodes:
+            continue
+        inodes.add((a.st_dev, a.st_ino))
+        k = kinds[stat.S_IFMT(a.st_mode)]
+        types[k] = types.get(k, 0) + 1
+        if k == "regular":
+            files.append(os.path.relpath(p, src))
+            c, bound = 0, 1024
+            while c < 9 and a.st_size >= bound:
+                c, bound = c + 1, bound * 4
+            sizes[c] += 1
+check(st["names"] == names, "names %d, want %d" % (st["names"], names))
+check(st["inodes"] == len(inodes), "inodes %d, want %d" % (st["inodes"], len(inodes)))
+check({k: v for k, v in st["types"].items() if v} == types, "types %r, want %r" % (st["types"], types))
+check([c["files"] for c in st["sizes"]] == sizes, "sizes %r, want %r" % (st["sizes"], sizes))
+total = sum(os.path.getsize(os.path.join(src, f)) for f in files)
+check(st["data_bytes"] == total, "data %d, want %d" % (st["data_bytes"], total))
+check(sum(st["data_by_store"].values()) == total, "stores %r add to %d" % (st["data_by_store"], total))
+check(sum(st["layouts"].values()) == types["regular"], "layouts %r" % st["layouts"])
+# Data blocks: every extent of every file (and of the packed inode) in
+# its own blocks, each pcluster once, in whole blocks.
+sb = json.loads(subprocess.run([erofskit, "dump", "--json", img], capture_output=True, check=True).stdout)
+bs, seen, stored = sb["block_size"], set(), 0
+args = [["--path", "/" + f] for f in files] + ([["--nid", str(sb["packed_nid"])]] if sb["packed_nid"] else [])
+for a in args:
+    ino = json.loads(subprocess.run([erofskit, "dump", "--json", *a, img], capture_output=True, check=True).stdout)
+    for x in ino["extents"]:
+        if x["kind"] in ("plain", "compressed") and not x.get("inline") and x["physical"] not in seen:
+            seen.add(x["physical"])
+            stored += (x["physical_length"] + bs - 1) // bs * bs
+check(st["stored_bytes"] == stored, "stored %d, the extents say %d" % (st["stored_bytes"], stored))
+check(st["stored_bytes"] % bs == 0 and st["stored_bytes"] < st["image_size"], "stored %d" % st["stored_bytes"])
+if spec:
+    # The text and its copy compress (both count as data, where their
+    # blocks count once).
+    text = os.path.getsize(os.path.join(src, "text"))
+    by = st["data_by_store"]
+    check(by["compressed"] + by["fragments"] + by["inline"] >= 2 * text,
+          "the text is not compressed: %r" % by)
+    if "fragments" in spec:
+        check(st["data_by_store"]["fragments"] > 0, "no fragments: %r" % st["data_by_store"])
+else:
+    check(st["data_by_store"]["compressed"] == 0, "compressed data without -z")
+for b in bad:
+    print("  " + b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+done
+"$EROFSKIT" dump --stats "$T/st.img" >"$T/st.txt" || fail "dump --stats (text)"
+grep -qE "^Names: +[0-9]+ \([0-9]+ inodes\)$" "$T/st.txt" || fail "text --stats: $(head -3 "$T/st.txt")"
+"${EROFSKIT_BUILD:-$(dirname "$EROFSKIT")}/dropin/dump.erofs" -S "$T/st.img" >"$T/S.txt" ||
+	fail "dump.erofs -S failed"
+cmp "$T/st.txt" "$T/S.txt" || fail "dump.erofs -S differs from erofskit dump --stats"
+expect_exit 2 "${EROFSKIT_BUILD:-$(dirname "$EROFSKIT")}/dropin/dump.erofs" -S --path=/dir "$T/st.img" 2>/dev/null
+expect_exit 2 "$EROFSKIT" dump --stats --ls / "$T/st.img" 2>/dev/null
+
 # The message for --ls of a file names the path the user gave (last, so a
 # failure here hides none of the checks above).
 expect_exit 2 "$EROFSKIT" dump --ls /dir/small.txt "$T/img4096" 2>"$T/err" >/dev/null

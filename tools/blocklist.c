@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "blocklist.h"
+#include "cli.h"
 #include "imagewalk.h"
 
 struct range {
@@ -91,13 +92,13 @@ static int list_entry(void *ctx, const struct image_entry *e, ek_error *err)
 		    !x.in_metadata && x.physical_length &&
 		    add_range(l, x.physical / l->blksz,
 			      (x.physical + x.physical_length - 1) / l->blksz))
-			ret = walk_fail(err, -ENOMEM, "out of memory");
+			ret = cli_fail(err, -ENOMEM, "out of memory");
 		offset = x.logical + x.length;
 	}
 	if (ret || !l->nranges)
 		return ret;
 	if (e->path[strcspn(e->path, " \t\n\r\v\f")])
-		return walk_fail(err, -EINVAL, "%s: a name with white space, which a block list "
+		return cli_fail(err, -EINVAL, "%s: a name with white space, which a block list "
 				 "cannot hold (its lines are split at blanks)", e->path);
 	print_ranges(l, e->path);
 	return 0;
@@ -130,10 +131,10 @@ static int write_list(ek_image *img, const char *prefix, const char *out, ek_err
 	ek_get_super_info(img, &sb);
 	l.blksz = sb.block_size;
 	if (asprintf(&tmp, "%s.XXXXXX", out) < 0)
-		return walk_fail(err, -ENOMEM, "out of memory");
+		return cli_fail(err, -ENOMEM, "out of memory");
 	fd = mkstemp(tmp);
 	if (fd < 0 || !(l.out = fdopen(fd, "w"))) {
-		ret = walk_fail(err, -errno, "%s: cannot write it: %s", out, strerror(errno));
+		ret = cli_fail(err, -errno, "%s: cannot write it: %s", out, strerror(errno));
 		if (fd >= 0) {
 			close(fd);
 			unlink(tmp);
@@ -145,11 +146,11 @@ static int write_list(ek_image *img, const char *prefix, const char *out, ek_err
 	mask = umask(0);
 	umask(mask);    /* as a file the user made: 0666 less the umask */
 	if (!ret && (fchmod(fileno(l.out), 0666 & ~mask) || ferror(l.out) || fflush(l.out)))
-		ret = walk_fail(err, -errno, "%s: cannot write it: %s", out, strerror(errno));
+		ret = cli_fail(err, -errno, "%s: cannot write it: %s", out, strerror(errno));
 	if (fclose(l.out) && !ret)
-		ret = walk_fail(err, -errno, "%s: cannot write it: %s", out, strerror(errno));
+		ret = cli_fail(err, -errno, "%s: cannot write it: %s", out, strerror(errno));
 	if (!ret && rename(tmp, out) < 0)
-		ret = walk_fail(err, -errno, "%s: cannot write it: %s", out, strerror(errno));
+		ret = cli_fail(err, -errno, "%s: cannot write it: %s", out, strerror(errno));
 	if (ret)
 		unlink(tmp);
 	free(tmp);
@@ -166,7 +167,7 @@ int write_block_list(const char *image, const char *mount_point, const char *out
 	int ret;
 
 	if (!prefix)
-		return walk_fail(err, -ENOMEM, "out of memory");
+		return cli_fail(err, -ENOMEM, "out of memory");
 	ek_open_options_init(&oo);
 	ret = ek_open(image, &oo, &img, err);
 	if (!ret) {

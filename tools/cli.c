@@ -92,6 +92,17 @@ bool cli_parse_count(const char *s, uint32_t min, uint32_t max, uint32_t *out)
 	return true;
 }
 
+int cli_fail(ek_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	va_end(ap);
+	err->code = code;
+	return code;
+}
+
 /* Standard input copied into an unnamed file of $TMPDIR (an image must be
  * read at any offset, and a pipe cannot be), or -1 with err filled. */
 static int spool_stdin(ek_error *err)

@@ -27,6 +27,10 @@ int cmd_mount(int argc, char **argv);
 int cmd_push(int argc, char **argv);
 
 /* "erofskit mkfs: message\n" on stderr. */
+/* Fill err with code and a message (as the library's errors are); returns
+ * code. */
+int cli_fail(ek_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 void cli_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void cli_warn(const char *cmd, const char *fmt, ...)

@@ -75,8 +75,11 @@ static enum store store_of(const ek_extent *x)
 	}
 }
 
-/* Where a regular file's bytes are, extent by extent. */
-static int count_data(struct stats *s, const struct image_entry *e, ek_error *err)
+/* Where a regular file's bytes are, extent by extent; and the blocks
+ * that hold them.  The packed inode's bytes are files' already
+ * (file_bytes false): only its blocks and their algorithm count. */
+static int count_data(struct stats *s, const struct image_entry *e, bool file_bytes,
+		      ek_error *err)
 {
 	uint64_t offset = 0;
 
@@ -92,13 +95,14 @@ static int count_data(struct stats *s, const struct image_entry *e, ek_error *er
 		if (x.length > e->st->size - x.logical)
 			x.length = e->st->size - x.logical;
 		where = store_of(&x);
-		s->logical[where] += x.length;
+		if (file_bytes)
+			s->logical[where] += x.length;
 		if (where == STORE_COMPRESSED && x.algorithm < ALGORITHMS)
 			s->alg_logical[x.algorithm] += x.length;
 		if (where == STORE_PLAIN || where == STORE_COMPRESSED) {
 			seen = u64set_add(&s->counted, x.physical);
 			if (seen < 0)
-				return walk_fail(err, -ENOMEM, "out of memory");
+				return cli_fail(err, -ENOMEM, "out of memory");
 			/* Whole blocks: a flat file's last one is its own. */
 			stored = (x.physical_length + s->blksz - 1) / s->blksz * s->blksz;
 			if (!seen) {
@@ -138,23 +142,19 @@ static int count_entry(void *ctx, const struct image_entry *e, ek_error *err)
 	s->size_files[c]++;
 	s->size_bytes[c] += e->st->size;
 	s->data += e->st->size;
-	return count_data(s, e, err);
+	return count_data(s, e, true, err);
 }
 
 /* The packed inode's own blocks: the fragments' stored form. */
 static int count_packed(struct stats *s, ek_image *img, ek_nid nid, ek_error *err)
 {
 	struct image_entry e = { .path = "(packed inode)", .name = "", .nid = nid, .first = true };
-	uint64_t keep[STORES];
 	int ret = ek_inode_get(img, nid, &e.inode, err);
 
 	if (ret)
 		return ret;
 	e.st = ek_inode_stat(e.inode);
-	/* Its bytes are the files' already: only its blocks count. */
-	memcpy(keep, s->logical, sizeof(keep));
-	ret = count_data(s, &e, err);
-	memcpy(s->logical, keep, sizeof(keep));
+	ret = count_data(s, &e, false, err);
 	ek_inode_put(e.inode);
 	return ret;
 }

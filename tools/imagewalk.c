@@ -1,11 +1,11 @@
 /* The walk of a whole image; see imagewalk.h. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "imagewalk.h"
 #include "u64set.h"
 
@@ -21,17 +21,6 @@ struct walk {
 	size_t path_cap;
 	struct u64set seen;     /* directories, and inodes with more names */
 };
-
-int walk_fail(ek_error *err, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err->message, sizeof(err->message), fmt, ap);
-	va_end(ap);
-	err->code = code;
-	return code;
-}
 
 struct child {
 	ek_nid nid;
@@ -75,7 +64,7 @@ static int set_path(struct walk *w, size_t len, const char *name)
 		char *grown = realloc(w->path, need);
 
 		if (!grown)
-			return walk_fail(w->err, -ENOMEM, "out of memory");
+			return cli_fail(w->err, -ENOMEM, "out of memory");
 		w->path = grown;
 		w->path_cap = need;
 	}
@@ -101,9 +90,9 @@ static int visit_nid(struct walk *w, ek_nid nid, const char *name, unsigned int 
 		seen = u64set_add(&w->seen, nid);
 	e.first = seen == 0;
 	if (seen < 0)
-		ret = walk_fail(w->err, -ENOMEM, "out of memory");
+		ret = cli_fail(w->err, -ENOMEM, "out of memory");
 	else if (seen && S_ISDIR(e.st->mode))
-		ret = walk_fail(w->err, -EUCLEAN, "%s: directory (nid %llu) met a second time: "
+		ret = cli_fail(w->err, -EUCLEAN, "%s: directory (nid %llu) met a second time: "
 				"the tree loops", e.path, (unsigned long long)nid);
 	else
 		ret = w->visit(w->ctx, &e, w->err);
@@ -120,11 +109,11 @@ static int visit_dir(struct walk *w, ek_inode *dir, unsigned int depth)
 	int ret;
 
 	if (depth >= MAX_DEPTH)
-		return walk_fail(w->err, -EUCLEAN, "%s: directories nested over %u deep", w->path,
+		return cli_fail(w->err, -EUCLEAN, "%s: directories nested over %u deep", w->path,
 				 MAX_DEPTH);
 	ret = ek_readdir(dir, 0, collect_child, &c, w->err);
 	if (ret == -ENOMEM)
-		ret = walk_fail(w->err, ret, "out of memory");
+		ret = cli_fail(w->err, ret, "out of memory");
 	for (i = 0; i < c.n && !ret; i++) {
 		ret = set_path(w, len, c.v[i].name);
 		if (!ret)
@@ -145,7 +134,7 @@ int image_walk(ek_image *img, const char *prefix, image_visit_fn visit, void *ct
 
 	w.path = strdup(prefix);
 	if (!w.path)
-		return walk_fail(err, -ENOMEM, "out of memory");
+		return cli_fail(err, -ENOMEM, "out of memory");
 	w.path_cap = strlen(prefix) + 1;
 	ret = visit_nid(&w, ek_root_nid(img), "", 0);
 	free(w.path);

@@ -30,8 +30,4 @@ typedef int (*image_visit_fn)(void *ctx, const struct image_entry *e, ek_error *
 int image_walk(ek_image *img, const char *prefix, image_visit_fn visit, void *ctx,
 	       ek_error *err);
 
-/* Fill err with code and a message; returns code. */
-int walk_fail(ek_error *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
 #endif

@@ -1,4 +1,5 @@
 /* Android's canned fs_config; see fsconfig.h. */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,38 +41,20 @@ void fsconfig_close(struct fsconfig *c)
 	free(c);
 }
 
-/* A number of the given base (8 or 10: digits only; 0: as strtoull's)
- * no larger than max. */
+/* A number in base (8, 10, or 0 for strtoull's 0x hex and 0 octal) no
+ * larger than max, and nothing else. */
 static int parse_number(const char *word, int base, uint64_t max, uint64_t *out)
 {
-	uint64_t v = 0;
-	const char *p = word;
-	unsigned int radix = base ? (unsigned int)base : 10;
+	unsigned long long v;
+	char *end;
 
-	/* base 0 reads as strtoull's: 0x hex, a leading 0 octal */
-	if (!base && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-		radix = 16;
-		p += 2;
-	} else if (!base && p[0] == '0' && p[1]) {
-		radix = 8;
-	}
-	if (!*p)
+	/* strtoull takes blanks and a sign: a number starts with a digit */
+	if (!isdigit((unsigned char)word[0]))
 		return -EINVAL;
-	for (; *p; p++) {
-		unsigned int d;
-
-		if (*p >= '0' && *p <= '9')
-			d = (unsigned int)(*p - '0');
-		else if (radix == 16 && *p >= 'a' && *p <= 'f')
-			d = (unsigned int)(*p - 'a' + 10);
-		else if (radix == 16 && *p >= 'A' && *p <= 'F')
-			d = (unsigned int)(*p - 'A' + 10);
-		else
-			return -EINVAL;
-		if (d >= radix || v > (max - d) / radix)
-			return -EINVAL;
-		v = v * radix + d;
-	}
+	errno = 0;
+	v = strtoull(word, &end, base);
+	if (errno || *end || v > max)
+		return -EINVAL;
 	*out = v;
 	return 0;
 }

@@ -73,22 +73,18 @@ void path_rules_close(struct build *b)
 	b->mount_point = NULL;
 }
 
-/* The path rules look up: fs_config's ("system/bin/sh"; the root "",
- * whatever the mount point), or file_contexts' ("/system/bin/sh"; the
- * root "/system"), into a new string. */
-static char *rule_path(const struct build *b, const char *path, bool fs_config)
+/* The path the rules look up: under the mount point ("/system/bin/sh";
+ * the root "/system") into *owned, or path itself (*owned NULL). */
+static const char *rule_path(const struct build *b, const char *path, char **owned)
 {
 	const char *mp = b->mount_point && *b->mount_point ? b->mount_point : NULL;
-	bool root = !strcmp(path, "/");
-	char *out;
 
-	if (fs_config && (root || !mp))
-		return strdup(root ? "" : path + 1);
+	*owned = NULL;
 	if (!mp)
-		return strdup(path);
-	if (asprintf(&out, "%s%s%s", fs_config ? "" : "/", mp, root ? "" : path) < 0)
-		return NULL;
-	return out;
+		return path;
+	if (asprintf(owned, "/%s%s", mp, strcmp(path, "/") ? path : "") < 0)
+		*owned = NULL;
+	return *owned;
 }
 
 static int apply_capabilities(struct build *b, struct tnode *n, uint64_t caps,
@@ -107,22 +103,17 @@ static int apply_capabilities(struct build *b, struct tnode *n, uint64_t caps,
 	return xattr_attach(b, n, CAPABILITY_XATTR, v, sizeof(v), path);
 }
 
-static int apply_fs_config(struct build *b, struct tnode *n, const char *path)
+/* fs_config's key is the rule path without its '/' ("system/bin/sh"),
+ * and "" for the root whatever the mount point. */
+static int apply_fs_config(struct build *b, struct tnode *n, const char *path,
+			   const char *rule)
 {
-	const struct fsconfig_entry *e;
-	char *key = rule_path(b, path, true);
-	int ret;
+	const char *key = strcmp(path, "/") ? rule + 1 : "";
+	const struct fsconfig_entry *e = fsconfig_lookup(b->fsconfig, key);
 
-	if (!key)
-		return err_fail(b->err, -ENOMEM, "out of memory");
-	e = fsconfig_lookup(b->fsconfig, key);
-	if (!e) {
-		ret = err_fail(b->err, -ENOENT, "%s: no entry in %s (looked up as '%s')", path,
-			       fsconfig_path(b->fsconfig), key);
-		free(key);
-		return ret;
-	}
-	free(key);
+	if (!e)
+		return err_fail(b->err, -ENOENT, "%s: no entry in %s (looked up as '%s')", path,
+				fsconfig_path(b->fsconfig), key);
 	if (build_set_owner(b, n, e->uid, e->gid))
 		return err_fail(b->err, -EOVERFLOW,
 				"%s: owner %u:%u with the id offsets is over 4294967295", path,
@@ -131,30 +122,34 @@ static int apply_fs_config(struct build *b, struct tnode *n, const char *path)
 	return apply_capabilities(b, n, e->capabilities, path);
 }
 
-static int apply_label(struct build *b, struct tnode *n, const char *path)
+static int apply_label(struct build *b, struct tnode *n, const char *path, const char *rule)
 {
-	char *key = rule_path(b, path, false), *context = NULL;
-	int ret;
+	char *context = NULL;
+	int ret = selabels_lookup(b->selabels, rule, n->mode, &context, b->err);
 
-	if (!key)
-		return err_fail(b->err, -ENOMEM, "out of memory");
-	ret = selabels_lookup(b->selabels, key, n->mode, &context, b->err);
 	if (!ret && context)
 		ret = xattr_attach(b, n, SELINUX_XATTR, context, strlen(context), path);
 	free(context);
-	free(key);
 	return ret;
 }
 
 int path_rules_apply(struct build *b, struct tnode *n, const char *path)
 {
+	char *owned;
+	const char *rule;
 	int ret = 0;
 
+	if (!path_rules_active(b))
+		return 0;
+	rule = rule_path(b, path, &owned);
+	if (!rule)
+		return err_fail(b->err, -ENOMEM, "out of memory");
 	if (b->fsconfig)
-		ret = apply_fs_config(b, n, path);
+		ret = apply_fs_config(b, n, path, rule);
 	if (!ret && b->selabels)
-		ret = apply_label(b, n, path);
-	if (!ret && path_rules_active(b))
+		ret = apply_label(b, n, path, rule);
+	if (!ret)
 		xattr_sort(n);
+	free(owned);
 	return ret;
 }

@@ -187,6 +187,31 @@ int cli_open_image(const char *name, const ek_open_options *oo, ek_image **img,
 	return ret;
 }
 
+int cli_add_device(const char *cmd, const char *file, ek_open_options *oo)
+{
+	/* Held for the process: the options point at them. */
+	static const char **files;
+	static size_t nfiles;
+	const char **grown = realloc(files, (nfiles + 2) * sizeof(*files));
+	char *kept;
+
+	if (!grown) {
+		cli_error(cmd, "out of memory");
+		return -1;
+	}
+	files = grown;
+	/* Absolute: the mount server leaves the working directory. */
+	kept = ek_is_url(file) ? strdup(file) : realpath(file, NULL);
+	if (!kept) {
+		cli_error(cmd, "extra device %s: %s", file, strerror(errno));
+		return -1;
+	}
+	files[nfiles++] = kept;
+	files[nfiles] = NULL;
+	oo->devices = files;
+	return 0;
+}
+
 int cli_getopt(const char *cmd, int argc, char **argv, const char *optstring,
 	       const struct option *longopts)
 {

@@ -41,6 +41,11 @@ void cli_warn(const char *cmd, const char *fmt, ...)
 int cli_open_image(const char *name, const ek_open_options *oo, ek_image **img,
 		   ek_error *err);
 
+/* One more file of the image's extra devices (fsck and dump's --device,
+ * mount's -o device=), in the order of its device table; the name made
+ * absolute.  -1 when it cannot be (message printed). */
+int cli_add_device(const char *cmd, const char *file, ek_open_options *oo);
+
 /* Options of images at URLs (tools/remote.c): insecure, cacert=FILE,
  * header=NAME:VALUE, token=FILE, timeout=SECONDS, retries=N,
  * cache_dir=DIR|none, cache_max=SIZE, prefetch=all, credentials=FILE,

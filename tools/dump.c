@@ -49,6 +49,9 @@ static void usage(FILE *f)
 "  --engine NAME  a decoder; repeat for both algorithms:\n"
 "                 deflate: libdeflate (default), isal, zlib\n"
 "                 lzma: builtin (default, erofskit's), liblzma\n"
+"  --device FILE  the file of the image's next extra device (an\n"
+"                 upstream --blobdev's blob), in its device table's\n"
+"                 order; once per device\n"
 "  -o OPT,...     options of an IMAGE at a URL:\n"
 CLI_REMOTE_ITEMS
 "  -h, --help     this text\n"
@@ -119,6 +122,63 @@ static void algorithms_string(uint16_t bitmap, char *out, size_t size)
 						 used ? "," : "", ek_algorithm_name(i));
 }
 
+/* Where each extra device is read from, in words. */
+static const char *device_source(const ek_device_info *d)
+{
+	if (d->own_file)
+		return "its own file";
+	return d->physical == UINT64_MAX ? "nowhere (its file not given)" : "the image file";
+}
+
+static void print_devices(ek_image *img, unsigned int count, bool json)
+{
+	ek_device_info d;
+
+	for (unsigned int k = 1; k <= count && !ek_get_device_info(img, k, &d); k++) {
+		if (json) {
+			printf("%s{\"tag\": ", k > 1 ? ", " : "");
+			cli_json_string(stdout, d.tag, strlen(d.tag));
+			printf(", \"blocks\": %llu, \"uniaddr\": %llu, \"own_file\": %s, \"physical\": ",
+			       (unsigned long long)d.blocks, (unsigned long long)d.uniaddr,
+			       d.own_file ? "true" : "false");
+			if (d.physical == UINT64_MAX)
+				fputs("null}", stdout);
+			else
+				printf("%llu}", (unsigned long long)d.physical);
+			continue;
+		}
+		char label[32], size[48] = "size not recorded";
+
+		snprintf(label, sizeof(label), "Device %u:", k);
+		if (d.blocks)
+			snprintf(size, sizeof(size), "%llu blocks", (unsigned long long)d.blocks);
+		printf("%-21s%s at unified block %llu, read from %s", label, size,
+		       (unsigned long long)d.uniaddr, device_source(&d));
+		if (d.tag[0]) {
+			fputs(", tag '", stdout);
+			show_name(d.tag, strlen(d.tag));
+			putchar('\'');
+		}
+		putchar('\n');
+	}
+}
+
+/* The extra device whose own file holds physical offset off: its number
+ * (0: none, the image file) and the offset in that file. */
+static unsigned int device_of(ek_image *img, uint64_t off, uint64_t *in)
+{
+	ek_super_info sb;
+	ek_device_info d;
+
+	ek_get_super_info(img, &sb);
+	for (unsigned int k = 1; k <= sb.extra_devices && !ek_get_device_info(img, k, &d); k++)
+		if (d.own_file && off >= d.physical && off - d.physical < d.size) {
+			*in = off - d.physical;
+			return k;
+		}
+	return 0;
+}
+
 static int dump_super(ek_image *img, bool json)
 {
 	ek_super_info sb;
@@ -142,11 +202,14 @@ static int dump_super(ek_image *img, bool json)
 		cli_json_string(stdout, sb.volume_name, strlen(sb.volume_name));
 		printf(", \"feature_compat\": %u, \"feature_incompat\": %u, \"features\": \"%s\", "
 		       "\"checksum\": %u, \"checksum_present\": %s, \"algorithms\": \"%s\", "
-		       "\"packed_nid\": %llu, \"metabox_nid\": %llu, \"extra_devices\": %u}\n",
+		       "\"packed_nid\": %llu, \"metabox_nid\": %llu, \"extra_devices\": %u, "
+		       "\"devices\": [",
 		       sb.feature_compat, sb.feature_incompat, features, sb.checksum,
 		       sb.checksum_present ? "true" : "false", algs,
 		       (unsigned long long)sb.packed_nid,
 		       (unsigned long long)sb.metabox_nid, sb.extra_devices);
+		print_devices(img, sb.extra_devices, true);
+		puts("]}");
 		return EXIT_OK;
 	}
 	printf("Block size:          %u\n", sb.block_size);
@@ -170,6 +233,9 @@ static int dump_super(ek_image *img, bool json)
 		printf("Packed nid:          %llu\n", (unsigned long long)sb.packed_nid);
 	if (sb.metabox_nid)
 		printf("Metabox nid:         %llu\n", (unsigned long long)sb.metabox_nid);
+	if (sb.extra_devices)
+		printf("Extra devices:       %u\n", sb.extra_devices);
+	print_devices(img, sb.extra_devices, false);
 	return EXIT_OK;
 }
 
@@ -204,14 +270,22 @@ static int print_extents(ek_inode *inode, bool json, ek_error *err)
 	bool first = true;
 
 	while (off < st->size) {
+		char where[64] = "";
+		uint64_t in = 0;
+		unsigned int device;
 		ek_extent e;
 		int ret = ek_map(inode, off, &e, err);
 
 		if (ret)
 			return ret;
+		device = e.in_metadata || (e.kind != EK_EXTENT_PLAIN && e.kind != EK_EXTENT_COMPRESSED) ?
+			 0 : device_of(ek_inode_image(inode), e.physical, &in);
+		if (device)
+			snprintf(where, sizeof(where), json ? ", \"device\": %u, \"device_offset\": %llu" :
+				 " on device %u +%llu", device, (unsigned long long)in);
 		if (json)
 			printf("%s{\"logical\": %llu, \"length\": %llu, \"kind\": \"%s\", "
-			       "\"physical\": %llu, \"physical_length\": %llu%s%s%s%s}",
+			       "\"physical\": %llu, \"physical_length\": %llu%s%s%s%s%s}",
 			       first ? "" : ", ", (unsigned long long)e.logical,
 			       (unsigned long long)e.length, ek_extent_kind_name(e.kind),
 			       (unsigned long long)e.physical,
@@ -219,16 +293,16 @@ static int print_extents(ek_inode *inode, bool json, ek_error *err)
 			       e.kind == EK_EXTENT_COMPRESSED ? ", \"algorithm\": \"" : "",
 			       e.kind == EK_EXTENT_COMPRESSED ? ek_algorithm_name(e.algorithm) : "",
 			       e.kind == EK_EXTENT_COMPRESSED ? "\"" : "",
-			       e.in_metadata ? ", \"inline\": true" : "");
+			       e.in_metadata ? ", \"inline\": true" : "", where);
 		else
-			printf("  %12llu..%-12llu %-10s physical %llu (+%llu)%s%s%s%s\n",
+			printf("  %12llu..%-12llu %-10s physical %llu (+%llu)%s%s%s%s%s\n",
 			       (unsigned long long)e.logical,
 			       (unsigned long long)(e.logical + e.length),
 			       ek_extent_kind_name(e.kind), (unsigned long long)e.physical,
 			       (unsigned long long)e.physical_length,
 			       e.kind == EK_EXTENT_COMPRESSED ? " " : "",
 			       e.kind == EK_EXTENT_COMPRESSED ? ek_algorithm_name(e.algorithm) : "",
-			       e.partial ? " partial" : "", e.in_metadata ? " inline" : "");
+			       e.partial ? " partial" : "", e.in_metadata ? " inline" : "", where);
 		first = false;
 		off = e.logical + e.length;
 	}
@@ -431,7 +505,7 @@ static int dump_cat(ek_image *img, const char *path, ek_error *err)
 	return ret;
 }
 
-enum { OPT_PATH = 256, OPT_NID, OPT_LS, OPT_CAT, OPT_STATS, OPT_JSON, OPT_ENGINE };
+enum { OPT_PATH = 256, OPT_NID, OPT_LS, OPT_CAT, OPT_STATS, OPT_JSON, OPT_ENGINE, OPT_DEVICE };
 
 int cmd_dump(int argc, char **argv)
 {
@@ -443,6 +517,7 @@ int cmd_dump(int argc, char **argv)
 		{ "stats", no_argument, NULL, OPT_STATS },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "engine", required_argument, NULL, OPT_ENGINE },
+		{ "device", required_argument, NULL, OPT_DEVICE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -486,6 +561,10 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case 'o':
 			if (cli_remote_options(CMD, optarg, &oo))
+				return EXIT_USAGE;
+			break;
+		case OPT_DEVICE:
+			if (cli_add_device(CMD, optarg, &oo))
 				return EXIT_USAGE;
 			break;
 		case 'h':

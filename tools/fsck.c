@@ -36,6 +36,9 @@ static void usage(FILE *f)
 "                        counts and every problem (path, nid, offset, image\n"
 "                        offset, decoder); exit status as without it\n"
 "  -q, --quiet           print problems only\n"
+"  --device FILE         the file of the image's next extra device (an\n"
+"                        upstream --blobdev's blob), in its device table's\n"
+"                        order; once per device\n"
 "  -o OPT,...            options of an IMAGE at a URL:\n"
 CLI_REMOTE_ITEMS
 "  -h, --help            this text\n"
@@ -157,7 +160,7 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 
 enum {
 	OPT_EXTRACT = 256, OPT_OVERWRITE, OPT_NO_OWNER, OPT_NO_XATTRS, OPT_WORKERS,
-	OPT_ENGINE, OPT_JSON,
+	OPT_ENGINE, OPT_JSON, OPT_DEVICE,
 };
 
 int cmd_fsck(int argc, char **argv)
@@ -169,6 +172,7 @@ int cmd_fsck(int argc, char **argv)
 		{ "no-xattrs", no_argument, NULL, OPT_NO_XATTRS },
 		{ "workers", required_argument, NULL, OPT_WORKERS },
 		{ "engine", required_argument, NULL, OPT_ENGINE },
+		{ "device", required_argument, NULL, OPT_DEVICE },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -223,6 +227,10 @@ int cmd_fsck(int argc, char **argv)
 			break;
 		case 'o':
 			if (cli_remote_options(CMD, optarg, &oo))
+				return EXIT_USAGE;
+			break;
+		case OPT_DEVICE:
+			if (cli_add_device(CMD, optarg, &oo))
 				return EXIT_USAGE;
 			break;
 		case 'h':

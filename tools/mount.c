@@ -97,6 +97,9 @@ static void usage(FILE *f)
 "                          lzma: builtin (default), liblzma\n"
 "       workers=N          decompression threads (default: one per CPU\n"
 "                          this process may use; 1 = no background threads)\n"
+"       device=FILE        the file of the image's next extra device (an\n"
+"                          upstream --blobdev's blob), in its device\n"
+"                          table's order; once per device, as the kernel's\n"
 "       uid=N,gid=N        report every file as owned by N\n"
 "       allow_other        let other users access the mount (as root)\n"
 CLI_REMOTE_ITEMS
@@ -573,6 +576,11 @@ static int parse_options(const char *arg, ek_open_options *oo, struct mount_ctx 
 
 			if (ek_open_options_set_engine(oo, tok + 7, &err)) {
 				cli_error(CMD, "mount option '%s': %s", tok, err.message);
+				free(copy);
+				return -1;
+			}
+		} else if (!strncmp(tok, "device=", 7) && tok[7]) {
+			if (cli_add_device(CMD, tok + 7, oo)) {
 				free(copy);
 				return -1;
 			}

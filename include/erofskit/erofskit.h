@@ -100,6 +100,13 @@ typedef struct ek_open_options {
 	 * more than one worker) */
 	int readahead;
 	ek_http_options http;
+	/* The files of the image's extra devices (spec 8.3: an upstream
+	 * mkfs.erofs --blobdev's blob, say), one per device in the order of
+	 * its device table, NULL-terminated; read with the image's io and
+	 * http options, as the kernel's device= mount options are.  NULL:
+	 * the image file holds them at their unified addresses, as a mount
+	 * without device= reads them. */
+	const char *const *devices;
 } ek_open_options;
 
 /* Fill *o with the defaults. */
@@ -160,6 +167,25 @@ typedef struct ek_super_info {
 } ek_super_info;
 
 EK_API void ek_get_super_info(const ek_image *img, ek_super_info *out);
+
+/* An extra device of the image (spec 8.3), from its device table slot. */
+typedef struct ek_device_info {
+	char tag[65];             /* its slot's tag, NUL-terminated */
+	uint64_t blocks;          /* its size in blocks; 0: the slot does not say */
+	uint64_t uniaddr;         /* its first block in the unified address space */
+	int own_file;             /* read from its own file (ek_open_options.devices) */
+	/* Where its block 0 lies in the physical offsets ek_map reports (the
+	 * image file, then each device given a file of its own); UINT64_MAX
+	 * when nowhere: not given a file, and at unified block 0, where the
+	 * image file cannot hold it. */
+	uint64_t physical;
+	uint64_t size;            /* bytes from there: its blocks' or, not given,
+	                             its file's; 0: not known (the slot's 0) */
+} ek_device_info;
+
+/* Device number (1 to ek_super_info.extra_devices) into *out; -ENOENT
+ * for any other number. */
+EK_API int ek_get_device_info(const ek_image *img, unsigned int number, ek_device_info *out);
 /* The threads that decompress for img: its options' workers, resolved. */
 EK_API unsigned int ek_image_workers(const ek_image *img);
 /* How img is read: "pread", "io_uring+O_DIRECT", "io_uring" (EK_IO_URING

@@ -89,6 +89,18 @@ int io_cache_default_dir(char *out, size_t size);
 int io_open_memory(const void *data, size_t size, struct io **out,
 		      ek_error *err);
 
+/* An image and its extra devices' files as one address space (route.c):
+ * bytes [start, start + len) are read from io at offset - start, the rest
+ * from primary.  A read must lie in one range and in its file.  Ranges
+ * must not be empty nor overlap.  Takes primary and every route's io on
+ * success; on failure they stay the caller's.  Named as primary. */
+struct io_route {
+	uint64_t start, len;
+	struct io *io;
+};
+int io_open_routed(struct io *primary, const struct io_route *routes, size_t n,
+		   struct io **out, ek_error *err);
+
 /* read_batch for back ends that have no queue of their own. */
 void io_read_batch_serial(struct io *io, struct io_req *reqs,
 			     size_t n);

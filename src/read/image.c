@@ -14,7 +14,8 @@
 #include "read/fragment.h"
 #include "read/internal.h"
 #include "read/readahead.h"
-#include "read/remote.h"
+#include "read/devices.h"
+#include "read/backend.h"
 #include "read/zcache.h"
 #include "read/zdecode.h"
 #include "util/pool.h"
@@ -126,34 +127,6 @@ static int create_engine(ek_image *img, ek_error *err)
 	return ret;
 }
 
-static int load_devices(ek_image *img, ek_error *err)
-{
-	struct fmt_super *sb = &img->sb;
-	unsigned int i;
-
-	/* The bit doubles as COMPR_HEAD2; zero extra devices is valid. */
-	if (!(sb->feature_incompat & EROFS_INCOMPAT_DEVICE_TABLE) ||
-	    !sb->extra_devices)
-		return 0;
-	img->devices = calloc(sb->extra_devices, sizeof(*img->devices));
-	if (!img->devices)
-		return err_fail(err, -ENOMEM, "out of memory");
-	for (i = 0; i < sb->extra_devices; i++) {
-		uint8_t slot[EROFS_DEVICE_SLOT_SIZE];
-		uint64_t off = ((uint64_t)sb->devt_slotoff + i) * EROFS_DEVICE_SLOT_SIZE;
-		int ret = image_read(img, off, slot, sizeof(slot), err);
-
-		if (ret) {
-			err_prefix(err, "device table slot %u: ", i);
-			return ret;
-		}
-		img->devices[i].blocks = get_le32(slot + 64);
-		img->devices[i].uniaddr = get_le32(slot + 68);
-	}
-	img->ndevices = sb->extra_devices;
-	return 0;
-}
-
 static int load_metabox(ek_image *img, ek_error *err)
 {
 	ek_inode *mb;
@@ -222,6 +195,7 @@ static int open_common(struct io *io, const ek_open_options *opts,
 	}
 	img->io = io;
 	img->size = io->size;
+	img->file_size = io->size;
 	ctxpool_init(&img->zbufs, zbuf_new, zbuf_free);
 	ctxpool_init(&img->batches, zcache_batch_new, zcache_batch_free);
 	img->bad = bad_extents_create();
@@ -251,7 +225,7 @@ static int open_common(struct io *io, const ek_open_options *opts,
 
 	ret = load_compr_configs(img, err);
 	if (!ret)
-		ret = load_devices(img, err);
+		ret = devices_load(img, err);
 	if (!ret)
 		ret = create_engine(img, err);
 	if (ret)
@@ -301,27 +275,21 @@ int ek_open(const char *path, const ek_open_options *opts, ek_image **out,
 	    ek_error *err)
 {
 	ek_open_options budgeted;
+	/* O_DIRECT leaves the image out of the page cache; random readers
+	 * then wait on the disk unless we hold its blocks.  Half the cache
+	 * budget goes to them (stage.c says why), so memory stays within the
+	 * budget the caller set. */
+	uint64_t borrow = opts ? opts->cache_bytes / 2 : 0;
 	struct io *io;
-	int ret;
+	int ret = backend_open(path, opts, &borrow, &io, err);
 
-	if (ek_is_url(path)) {
-		ret = remote_open(path, opts ? &opts->http : NULL, &io, err);
-	} else if (opts && opts->io == EK_IO_URING) {
-		/* O_DIRECT leaves the image out of the page cache; random
-		 * readers then wait on the disk unless we hold its blocks.
-		 * Half the cache budget goes to them (stage.c says why), so
-		 * memory stays within the budget the caller set. */
-		uint64_t borrow = opts->cache_bytes / 2;
-
-		ret = io_open_uring(path, &borrow, &io, err);
+	if (ret)
+		return ret;
+	if (borrow) {
 		budgeted = *opts;
 		budgeted.cache_bytes -= (size_t)borrow;
 		opts = &budgeted;
-	} else {
-		ret = io_open_pread(path, &io, err);
 	}
-	if (ret)
-		return ret;
 	ret = open_common(io, opts, out, err);
 	if (ret && err)
 		err_prefix(err, "%s: ", path);
@@ -394,7 +362,7 @@ void ek_get_super_info(const ek_image *img, ek_super_info *o)
 			sb->packed_nid : 0;
 	o->metabox_nid = (sb->feature_incompat & EROFS_INCOMPAT_METABOX) ?
 			 sb->metabox_nid : 0;
-	o->image_size = img->size;
+	o->image_size = img->file_size;
 }
 
 unsigned int ek_image_workers(const ek_image *img)

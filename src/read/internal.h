@@ -30,11 +30,16 @@ struct compr_config {
 	uint8_t zstd_windowlog;
 };
 
-/* Extra devices (spec 8.3), read in "flat" mode: device k's blocks live
- * in the primary image at uniaddr. */
+/* An extra device (spec 8.3, devices.c): where img->io reads its blocks. */
 struct device_slot {
-	uint64_t blocks;
-	uint64_t uniaddr;
+	char tag[65];                  /* from its slot, for messages */
+	uint64_t blocks;               /* its slot's; 0: not given */
+	uint64_t uniaddr;              /* its slot's first unified block */
+	/* Its block 0 in img->io's address space; 0: nowhere (its own file
+	 * was not given and the image file does not hold it). */
+	uint64_t base;
+	uint64_t span;                 /* bytes readable from base; 0: any */
+	bool own_file;                 /* given at open: routed */
 };
 
 struct long_prefix {
@@ -45,7 +50,8 @@ struct long_prefix {
 
 struct ek_image {
 	struct io *io;
-	uint64_t size;                 /* image bytes */
+	uint64_t size;                 /* bytes of io: the image and its devices */
+	uint64_t file_size;            /* bytes of the image file alone */
 	struct fmt_super sb;
 	uint32_t blksz;
 	unsigned int blkszbits;

@@ -52,7 +52,7 @@ static int chunk_lookup(ek_inode *inode, uint64_t chunk, bool *hole,
 {
 	ek_image *img = inode->img;
 	uint8_t ent[8];
-	uint64_t blk;
+	uint64_t blk, logical, bytes;
 	uint16_t device;
 	int ret = chunk_entries_read(inode, chunk, 1, ent, err);
 
@@ -70,29 +70,42 @@ static int chunk_lookup(ek_inode *inode, uint64_t chunk, bool *hole,
 			mask <<= 1;
 		device &= (uint16_t)(mask - 1);
 	}
+	/* The chunk's bytes of the file must lie in the image (and the
+	 * device): its map is believed by readers that stop at the map
+	 * (ek_map). */
+	logical = chunk << inode->chunkbits;
+	bytes = inode->raw.size - logical < (1ull << inode->chunkbits) ?
+		inode->raw.size - logical : 1ull << inode->chunkbits;
 	if (device) {
+		const struct device_slot *d;
+
 		if (device > img->ndevices)
 			return err_fail(err, -EUCLEAN,
 				       "inode %llu: chunk %llu refers to missing device %u",
 				       (unsigned long long)inode->nid,
 				       (unsigned long long)chunk, device);
-		/* Flat mode: extra devices are concatenated at uniaddr. */
-		blk += img->devices[device - 1].uniaddr;
-	}
-	{
-		/* The chunk's bytes of the file must lie in the image: its map
-		 * is believed by readers that stop at the map (ek_map). */
-		uint64_t logical = chunk << inode->chunkbits;
-		uint64_t bytes = inode->raw.size - logical < (1ull << inode->chunkbits) ?
-				 inode->raw.size - logical : 1ull << inode->chunkbits;
-
-		if (blk > (img->size >> img->blkszbits) ||
-		    bytes > img->size - (blk << img->blkszbits))
+		d = &img->devices[device - 1];
+		if (d->span && (blk > d->span >> img->blkszbits ||
+				bytes > d->span - (blk << img->blkszbits)))
 			return err_fail(err, -EUCLEAN,
-					"inode %llu: chunk %llu at block %llu lies past the end of the %llu-byte image",
+					"inode %llu: chunk %llu at block %llu lies past the end of extra device %u (%llu bytes)",
 					(unsigned long long)inode->nid, (unsigned long long)chunk,
-					(unsigned long long)blk, (unsigned long long)img->size);
+					(unsigned long long)blk, device, (unsigned long long)d->span);
+		blk += d->base;
+		/* Read flat, the device must lie in the image file. */
+		if (!d->base || blk > (img->size >> img->blkszbits) ||
+		    bytes > img->size - (blk << img->blkszbits))
+			return err_fail(err, -ENXIO,
+					"inode %llu: chunk %llu lies on extra device %u%s%s%s, which the image file does not hold: its file must be given",
+					(unsigned long long)inode->nid, (unsigned long long)chunk,
+					device, d->tag[0] ? " ('" : "", d->tag, d->tag[0] ? "')" : "");
 	}
+	if (blk > (img->size >> img->blkszbits) ||
+	    bytes > img->size - (blk << img->blkszbits))
+		return err_fail(err, -EUCLEAN,
+				"inode %llu: chunk %llu at block %llu lies past the end of the %llu-byte image",
+				(unsigned long long)inode->nid, (unsigned long long)chunk,
+				(unsigned long long)blk, (unsigned long long)img->size);
 	*phys = blk << img->blkszbits;
 	return 0;
 }

@@ -1,0 +1,138 @@
+# Images with extra devices (spec 8.3), as mkfs.erofs --blobdev makes
+# them: chunk data in a blob file beside the image.
+# - mkfs.erofs 1.5's blob images read back equal through fsck --device
+#   --extract, dump --device --cat, and erofskit mount -o device= (both
+#   I/O back ends), as the kernel reads them with device=; the drop-in
+#   names take --device=FILE.
+# - Without the blob, the files on it are reported, naming the device,
+#   never read from the wrong place; a blob too short, the wrong number
+#   of files, or a device file given to an image without devices fail
+#   clearly.
+# - A blob at a unified address (the slot's uniaddr, as newer mkfs.erofs
+#   sets it): the image and blob concatenated read flat, without --device,
+#   as the kernel mounts them; the image alone reads with --device.
+. "$(dirname "$0")/lib.sh"
+
+command -v mkfs.erofs >/dev/null || fail "mkfs.erofs (Debian erofs-utils) is not installed"
+E=$EROFSKIT
+cd "$T"
+
+mkdir -p src/sub
+head -c 1000000 /dev/urandom >src/rand
+cp src/rand src/sub/rand-copy
+seq 1 200000 >src/sub/text
+ln src/sub/text src/text-link
+head -c 4097 /dev/urandom >src/b4097
+head -c 100 /dev/urandom >src/small
+: >src/empty
+ln -s sub/text src/symlink
+# data, zeros, data, a hole to the end
+{ head -c 70000 /dev/urandom; head -c 262144 /dev/zero; head -c 5000 /dev/urandom; } >src/holes
+truncate -s 2M src/holes
+setfattr -n user.note -v blob src/sub/text
+manifest src src.json
+
+for chunk in 4096 65536; do
+	mkfs.erofs --blobdev="blob$chunk" --chunksize=$chunk "img$chunk" src >/dev/null 2>&1 ||
+		fail "mkfs.erofs --blobdev --chunksize=$chunk failed"
+	[ "$(stat -c %s "blob$chunk")" -gt 1000000 ] || fail "the blob holds no data"
+done
+
+note "fsck --device --extract, dump --device --cat: equal to the source"
+for chunk in 4096 65536; do
+	rm -rf out
+	"$E" fsck -q --device "blob$chunk" --extract out "img$chunk" ||
+		fail "fsck --device of mkfs.erofs's $chunk-byte chunks"
+	tree_is out src.json "extraction with the blob, $chunk-byte chunks"
+	"$E" dump --device "blob$chunk" --cat /sub/rand-copy "img$chunk" | cmp - src/rand ||
+		fail "dump --device --cat: other bytes"
+done
+
+note "dump: the device table, and extents on the device"
+"$E" dump img4096 >sb.txt
+grep -q "^Device 1: .*read from nowhere (its file not given)" sb.txt || fail "dump without the blob: $(cat sb.txt)"
+"$E" dump --device blob4096 img4096 >sb.txt
+grep -q "^Device 1: .*read from its own file" sb.txt || fail "dump with the blob: $(cat sb.txt)"
+"$E" dump --json --device blob4096 --path /b4097 img4096 >ext.json
+python3 - ext.json blob4096 src/b4097 <<'PY' || fail "dump --json: the extents do not point into the blob"
+import json, sys
+d = json.load(open(sys.argv[1]))
+blob = open(sys.argv[2], "rb").read()
+want = open(sys.argv[3], "rb").read()
+got = b""
+for e in d["extents"]:
+    assert e["device"] == 1, e
+    got += blob[e["device_offset"]:e["device_offset"] + e["length"]]
+assert got == want, "other bytes"
+PY
+
+note "erofskit mount -o device=: the tree, io=uring and io=pread"
+for io in uring pread; do
+	fmount img65536 "m-$io" "device=blob65536,io=$io"
+	tree_is "m-$io" src.json "erofskit mount -o device=,io=$io"
+	fumount "m-$io"
+done
+
+note "the kernel reads it alike with device= (a loop device)"
+loop=$(losetup -f --show -r blob65536) || fail "losetup of the blob failed"
+mkdir -p km
+mount -t erofs -o "loop,ro,device=$loop" img65536 km || fail "the kernel refused device=$loop"
+_mounts+=("$T/km")
+tree_is km src.json "the kernel's mount with device="
+kumount km
+losetup -d "$loop"
+
+note "the drop-in names: --device=FILE"
+"$EROFSKIT_BUILD/dropin/fsck.erofs" --device=blob4096 --extract=dropped img4096 >/dev/null ||
+	fail "fsck.erofs --device= failed"
+tree_is dropped src.json "fsck.erofs --device= --extract="
+"$EROFSKIT_BUILD/dropin/dump.erofs" --device=blob4096 --path=/rand --cat img4096 | cmp - src/rand ||
+	fail "dump.erofs --device= --cat: other bytes"
+
+note "without the blob: each file on it reported, naming the device"
+expect_exit 1 "$E" fsck img4096 >out.txt 2>err.txt
+grep -q "^erofskit fsck: /rand (nid [0-9]*): .*lies on extra device 1, which the image file does not hold" err.txt ||
+	fail "fsck without the blob: $(cat err.txt)"
+grep -q "/sub/text" err.txt || fail "fsck without the blob does not name /sub/text"
+# Files with no chunk (empty, inline, symlink) are still read.
+"$E" dump --cat /empty img4096 | cmp - src/empty || fail "an empty file without the blob"
+expect_exit 2 "$E" dump --cat /rand img4096 >/dev/null 2>err.txt
+grep -q "extra device 1" err.txt || fail "dump --cat without the blob: $(cat err.txt)"
+
+note "bad device files fail clearly"
+expect_exit 2 "$E" fsck --device blob4096 --device blob4096 img4096 2>err.txt
+grep -q "the image has 1 extra device, 2 files were given" err.txt || fail "two files: $(cat err.txt)"
+head -c 8192 blob4096 >short
+expect_exit 1 "$E" fsck --device short img4096 2>err.txt
+grep -q "lies past the end of extra device 1" err.txt || fail "a short blob: $(cat err.txt)"
+"$E" mkfs -q plain.img src/sub || fail "mkfs of a plain image failed"
+expect_exit 2 "$E" fsck --device blob4096 plain.img 2>err.txt
+grep -q "the image has no extra devices, 1 file was given" err.txt || fail "no devices: $(cat err.txt)"
+expect_exit 2 "$E" fsck --device no-such-file img4096 2>err.txt
+grep -q "no-such-file: No such file" err.txt || fail "a missing file: $(cat err.txt)"
+expect_exit 2 "$E" mount -o device=no-such-file img4096 m-bad 2>err.txt
+grep -q "no-such-file: No such file" err.txt || fail "mount, a missing file: $(cat err.txt)"
+
+note "a blob at a unified address: flat when concatenated, or given"
+# The slot (at devt_slotoff * 128 = 1152) gets blocks and uniaddr the
+# way newer mkfs.erofs writes them; the superblock's checksum bit goes
+# (compat byte 1032), since the slot lies under the checksum.
+le32() { printf '%02x%02x%02x%02x' $(($1 & 255)) $((($1 >> 8) & 255)) $((($1 >> 16) & 255)) $((($1 >> 24) & 255)); }
+[ "$(od -An -tu2 -j1112 -N2 img4096 | tr -d ' ')" = 9 ] || fail "mkfs.erofs moved the device table"
+cp img4096 uni.img
+python3 "$HERE/imgpatch.py" uni.img 1216 "$(le32 $(($(stat -c %s blob4096) / 4096)))$(le32 $(($(stat -c %s uni.img) / 4096)))"
+python3 "$HERE/imgpatch.py" uni.img 1032 "$(printf '%02x' $(($(od -An -tu1 -j1032 -N1 uni.img) & ~1)))"
+cat uni.img blob4096 >flat.img
+kernel_check flat.img src.json "the image and blob concatenated"
+extract_check flat.img src.json "the image and blob concatenated"
+rm -rf out
+"$E" fsck -q --device blob4096 --extract out uni.img || fail "fsck --device of the unified image"
+tree_is out src.json "the unified image with --device"
+# Given, the device takes its unified range over the image file's bytes.
+rm -rf out
+"$E" fsck -q --device blob4096 --extract out flat.img || fail "fsck --device of the flat image"
+tree_is out src.json "the flat image with --device"
+expect_exit 1 "$E" fsck uni.img 2>err.txt
+grep -q "lies on extra device 1, which the image file does not hold" err.txt ||
+	fail "the unified image alone: $(cat err.txt)"
+echo "ok"

@@ -51,6 +51,22 @@ for opts in "" "-b 512" "-zlz4" "-zlz4hc -C16384" "-zdeflate" "-zzstd -C65536" \
 	"$tool" mkfs -q -T 0 $opts "$out/image/ours-$n.img" "$src"
 	n=$((n + 1))
 done
+# A device table (upstream --blobdev, when its mkfs.erofs is here): the
+# image alone, its chunks on a device that is nowhere; and the image with
+# the blob appended, its slot giving the unified address that makes it
+# flat (the slot's blocks and uniaddr at 1216; the checksum bit cleared).
+if command -v mkfs.erofs >/dev/null; then
+	mkfs.erofs -T0 --blobdev="$work/blob" --chunksize=4096 "$out/image/blobdev.img" "$src/d" \
+		>/dev/null 2>&1
+	python3 - "$out/image/blobdev.img" "$work/blob" "$out/image/blobdev-flat.img" <<'PY'
+import struct, sys
+img = bytearray(open(sys.argv[1], "rb").read())
+blob = open(sys.argv[2], "rb").read()
+img[1216:1224] = struct.pack("<II", len(blob) // 4096, len(img) // 4096)
+img[1032] &= ~1
+open(sys.argv[3], "wb").write(bytes(img) + blob)
+PY
+fi
 # Archives for the tar target: each dialect, compressed ones, one layer
 # with whiteouts.
 for fmt in gnu posix ustar v7; do

@@ -81,7 +81,7 @@ _erofskit()
 		compopt -o filenames 2>/dev/null || true
 		_erofskit_reply compgen -d -- "$cur"
 		return 0 ;;
-	fsck:--device | dump:--device)
+	fsck:--device | dump:--device | mkfs:--blobdev)
 		compopt -o filenames 2>/dev/null || true
 		_erofskit_reply compgen -f -- "$cur"
 		return 0 ;;

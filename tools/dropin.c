@@ -207,6 +207,8 @@ static const struct row mkfs_rows[] = {
 	{ "--gid-offset", VALUE, PASS, "--gid-offset", NULL, "--gid-offset=N", "N added to every group" },
 	{ "--chunksize", VALUE, PASS, "--chunksize", NULL, "--chunksize=SIZE",
 	  "uncompressed files in SIZE-byte chunks, equal ones stored once" },
+	{ "--blobdev", VALUE, PASS, "--blobdev", NULL, "--blobdev=FILE",
+	  "with --chunksize: the chunks in FILE, an extra device" },
 	{ "-x", VALUE, SPECIAL, NULL, mkfs_xattr_limit, "-x N",
 	  "xattrs on more than N inodes shared (-1: no xattrs)" },
 	{ "--workers", VALUE, PASS, "--workers", NULL, "--workers=N", "compression threads" },

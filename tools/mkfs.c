@@ -115,6 +115,10 @@ static void usage(FILE *f)
 "                        cost nothing and equal chunks are stored once\n"
 "                        (-E^dedupe: only the zeros); a file with neither\n"
 "                        stays flat, its tail beside its inode\n"
+"  --blobdev FILE        with --chunksize: the chunks go to FILE, the image's\n"
+"                        extra device, not into the image (readers take it\n"
+"                        with --device FILE; the image and FILE concatenated\n"
+"                        read as one image)\n"
 "  --exclude-path PATH   leave PATH out, and all under it: PATH is relative\n"
 "                        to SOURCE_DIR, no leading '/' (usr/share/doc);\n"
 "                        repeatable\n"
@@ -209,6 +213,7 @@ enum {
 	OPT_IGNORE_MTIME, OPT_PRESERVE_MTIME, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_JSON,
 	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 	OPT_COMPRESS_HINTS, OPT_FS_CONFIG, OPT_MOUNT_POINT, OPT_PRODUCT_OUT, OPT_BLOCK_LIST,
+	OPT_BLOBDEV,
 };
 
 /*
@@ -226,7 +231,7 @@ static void print_json(const char *image, const ek_build_stats *st, const char *
 		fputs("null", stdout);
 	printf(",\n  \"inodes\": %llu,\n  \"regular_files\": %llu,\n"
 	       "  \"directories\": %llu,\n  \"input_bytes\": %llu,\n"
-	       "  \"image_bytes\": %llu,\n  \"compressed_files\": %llu,\n"
+	       "  \"image_bytes\": %llu,\n  \"blob_bytes\": %llu,\n  \"compressed_files\": %llu,\n"
 	       "  \"layouts\": {\n    \"fragment_files\": %llu,\n"
 	       "    \"fragment_tails\": %llu,\n    \"packed_bytes\": %llu,\n"
 	       "    \"inline_tails\": %llu,\n    \"dedupe_hits\": %llu,\n"
@@ -234,8 +239,8 @@ static void print_json(const char *image, const ek_build_stats *st, const char *
 	       "  \"seconds\": %.3f\n}\n",
 	       (unsigned long long)st->files, (unsigned long long)st->regular_files,
 	       (unsigned long long)st->directories, (unsigned long long)st->input_bytes,
-	       (unsigned long long)st->image_bytes, (unsigned long long)st->compressed_files,
-	       (unsigned long long)st->fragment_files, (unsigned long long)st->fragment_tails,
+	       (unsigned long long)st->image_bytes, (unsigned long long)st->blob_bytes,
+	       (unsigned long long)st->compressed_files, (unsigned long long)st->fragment_files, (unsigned long long)st->fragment_tails,
 	       (unsigned long long)st->packed_bytes, (unsigned long long)st->inline_tails,
 	       (unsigned long long)st->dedupe_hits, (unsigned long long)st->chunked_files,
 	       (unsigned long long)st->zero_chunks, st->seconds);
@@ -260,6 +265,9 @@ static void print_summary(FILE *f, const char *image, const ek_build_stats *st)
 		fprintf(f, "%s: %llu files chunk-based, %llu of their chunks holes\n",
 			image, (unsigned long long)st->chunked_files,
 			(unsigned long long)st->zero_chunks);
+	if (st->blob_bytes)
+		fprintf(f, "%s: their chunks in the blob: %llu bytes\n", image,
+			(unsigned long long)st->blob_bytes);
 	if (st->dedupe_hits)
 		fprintf(f, "%s: %llu clusters, fragments, chunks or files stored once for several\n",
 			image, (unsigned long long)st->dedupe_hits);
@@ -475,6 +483,7 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		{ "mount-point", required_argument, NULL, OPT_MOUNT_POINT },
 		{ "product-out", required_argument, NULL, OPT_PRODUCT_OUT },
 		{ "block-list-file", required_argument, NULL, OPT_BLOCK_LIST },
+		{ "blobdev", required_argument, NULL, OPT_BLOBDEV },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -601,6 +610,9 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		case OPT_BLOCK_LIST:
 			block_list = optarg;
 			break;
+		case OPT_BLOBDEV:
+			o.blob_path = optarg;
+			break;
 		case OPT_XATTR_SHARE:
 			if (!cli_parse_count(optarg, 1, UINT32_MAX, &o.xattr_share)) {
 				cli_error(CMD, "--xattr-share '%s': expected a number of inodes, "
@@ -691,10 +703,15 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 			       "built-in Android fs_config): give the canned fs_config file");
 		return EXIT_USAGE;
 	}
-	if (block_list && (oci_layers || o.tar_index)) {
+	if (block_list && (oci_layers || o.tar_index || o.blob_path)) {
 		cli_error(CMD, "--block-list-file lists the image's blocks: %s",
 			  oci_layers ? "not with --oci-layers (an image per layer)" :
-				       "not with --tar=i (the data is the tar's)");
+			  o.tar_index ? "not with --tar=i (the data is the tar's)" :
+					"not with --blobdev (the data is the blob's)");
+		return EXIT_USAGE;
+	}
+	if (o.blob_path && oci_layers) {
+		cli_error(CMD, "--blobdev: not with --oci-layers (one blob, an image per layer)");
 		return EXIT_USAGE;
 	}
 	if (o.ovlfs_strip && !tar) {

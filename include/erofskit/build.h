@@ -187,6 +187,15 @@ typedef struct ek_build_options {
 	 * (mkfs.erofs -Eforce-chunk-indexes) instead of a 4-byte block map
 	 * (-Eforce-inode-blockmap, the default), for readers that want them */
 	bool chunk_indexes;
+	/* mkfs.erofs --blobdev: chunk-based files' data goes to this file,
+	 * the image's one extra device, instead of the image (their chunk
+	 * indexes, 8 bytes whatever chunk_indexes says, name it).  Its
+	 * device table slot gives its blocks and, as its unified address,
+	 * the image's end: the image and the blob concatenated read as one
+	 * image, as the kernel mounts them without device=.  Written whole
+	 * or not at all, before the image.  Needs chunk_size; not with
+	 * tar_index.  NULL: off */
+	const char *blob_path;
 	/* every compressed file's lcluster index in the full form, 8 bytes
 	 * an lcluster, never the compact one nor encoded extents, as
 	 * mkfs.erofs -Elegacy-compress writes them (erofs-utils 1.5 changes
@@ -267,6 +276,7 @@ typedef struct ek_build_stats {
 	uint64_t chunked_files;     /* files stored chunk-based */
 	uint64_t zero_chunks;       /* chunks of a chunk-based file left as
 	                               holes (all zeros, or never written) */
+	uint64_t blob_bytes;        /* written to blob_path */
 } ek_build_stats;
 
 EK_API void ek_build_options_init(ek_build_options *o);

@@ -91,9 +91,10 @@ int io_open_memory(const void *data, size_t size, struct io **out,
 
 /* An image and its extra devices' files as one address space (route.c):
  * bytes [start, start + len) are read from io at offset - start, the rest
- * from primary.  A read must lie in one range and in its file.  Ranges
- * must not be empty nor overlap.  Takes primary and every route's io on
- * success; on failure they stay the caller's.  Named as primary. */
+ * from primary; a read over several is read from each, and one that
+ * reaches bytes no file holds fails.  Ranges must not be empty nor
+ * overlap.  Takes primary and every route's io on success; on failure
+ * they stay the caller's.  Named as primary. */
 struct io_route {
 	uint64_t start, len;
 	struct io *io;

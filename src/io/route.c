@@ -26,18 +26,22 @@ static _Thread_local struct io *failed_in;
 
 static int refuse(uint64_t off, size_t len, const char *what)
 {
+	/* A read that failed for this reason, not in a back end. */
 	snprintf(route_why, sizeof(route_why), "bytes %llu-%llu %s",
 		 (unsigned long long)off, (unsigned long long)(off + len), what);
 	failed_in = NULL;
 	return -EIO;
 }
 
-/* The back end and its offset for [off, off + len), which must lie in
- * one range and in that range's file.  The ranges are sorted by start. */
+/* The back end that holds byte off, its offset there, and how many of
+ * the len bytes from off it holds in a row (*run): up to the end of the
+ * range, or of the device's file; the image's up to the next range.  The
+ * ranges are sorted by start. */
 static int locate(struct routed_io *r, uint64_t off, size_t len, struct io **io,
-		  uint64_t *at)
+		  uint64_t *at, size_t *run)
 {
 	size_t lo = 0, hi = r->nroutes;
+	uint64_t avail;
 
 	/* lo: the first range that starts after off. */
 	while (lo < hi) {
@@ -52,39 +56,54 @@ static int locate(struct routed_io *r, uint64_t off, size_t len, struct io **io,
 		const struct io_route *route = &r->routes[lo - 1];
 		uint64_t in = off - route->start;
 
-		if (len > route->len - in || in > route->io->size ||
-		    len > route->io->size - in)
-			return refuse(off, len, "run past the end of an extra device");
+		if (in >= route->io->size)
+			return refuse(off, len, "lie past the end of an extra device's file");
+		avail = route->len - in < route->io->size - in ? route->len - in
+							       : route->io->size - in;
 		*io = route->io;
 		*at = in;
-		return 0;
+	} else {
+		if (off >= r->primary->size)
+			return refuse(off, len, "lie past the end of the image and its devices");
+		avail = r->primary->size - off;
+		if (lo < r->nroutes && r->routes[lo].start - off < avail)
+			avail = r->routes[lo].start - off;
+		*io = r->primary;
+		*at = off;
 	}
-	if (lo < r->nroutes && len > r->routes[lo].start - off)
-		return refuse(off, len, "run into an extra device's range");
-	if (off > r->primary->size || len > r->primary->size - off)
-		return refuse(off, len, "lie past the end of the image and its devices");
-	*io = r->primary;
-	*at = off;
+	*run = len < avail ? len : (size_t)avail;
 	return 0;
 }
 
+/* A read is the reads of its runs, each from the file that holds it:
+ * the address space is one, as the kernel's unified addresses are. */
 static int routed_read(struct io *io, void *buf, size_t len, uint64_t off)
 {
 	struct routed_io *r = (struct routed_io *)io;
-	struct io *to;
-	uint64_t at;
-	int ret = locate(r, off, len, &to, &at);
 
-	if (ret)
-		return ret;
-	ret = to->ops->read(to, buf, len, at);
-	if (ret)
-		failed_in = to;
-	return ret;
+	while (len) {
+		struct io *to;
+		uint64_t at;
+		size_t run;
+		int ret = locate(r, off, len, &to, &at, &run);
+
+		if (ret)
+			return ret;     /* refuse() said why */
+		ret = to->ops->read(to, buf, run, at);
+		if (ret) {
+			failed_in = to;
+			return ret;
+		}
+		buf = (uint8_t *)buf + run;
+		off += run;
+		len -= run;
+	}
+	return 0;
 }
 
-/* Runs of requests for one back end go down as one batch, their offsets
- * made the back end's for the call and restored after. */
+/* Runs of requests that each lie in one file, and the same file, go
+ * down as one batch, their offsets made that file's for the call and
+ * restored after; a request over several files is read on its own. */
 static void routed_read_batch(struct io *io, struct io_req *reqs, size_t n)
 {
 	struct routed_io *r = (struct routed_io *)io;
@@ -93,10 +112,12 @@ static void routed_read_batch(struct io *io, struct io_req *reqs, size_t n)
 	while (i < n) {
 		struct io *to;
 		uint64_t at, shift;
-		size_t j;
+		size_t j, run;
 
-		if (locate(r, reqs[i].offset, reqs[i].len, &to, &at)) {
-			reqs[i++].result = -EIO;
+		if (locate(r, reqs[i].offset, reqs[i].len, &to, &at, &run) ||
+		    run < reqs[i].len) {
+			reqs[i].result = routed_read(io, reqs[i].buf, reqs[i].len, reqs[i].offset);
+			i++;
 			continue;
 		}
 		shift = reqs[i].offset - at;
@@ -104,8 +125,8 @@ static void routed_read_batch(struct io *io, struct io_req *reqs, size_t n)
 			struct io *next;
 			uint64_t next_at;
 
-			if (locate(r, reqs[j].offset, reqs[j].len, &next, &next_at) ||
-			    next != to)
+			if (locate(r, reqs[j].offset, reqs[j].len, &next, &next_at, &run) ||
+			    next != to || run < reqs[j].len)
 				break;
 		}
 		for (size_t k = i; k < j; k++)
@@ -125,10 +146,11 @@ static void routed_prefetch(struct io *io, uint64_t off, uint64_t len)
 	struct routed_io *r = (struct routed_io *)io;
 	struct io *to;
 	uint64_t at;
+	size_t run;
 
-	/* A hint: one that spans files is dropped rather than split. */
-	if (len <= SIZE_MAX && !locate(r, off, (size_t)len, &to, &at) && to->ops->prefetch)
-		to->ops->prefetch(to, at, len);
+	/* A hint: only its part in the first file is passed on. */
+	if (len <= SIZE_MAX && !locate(r, off, (size_t)len, &to, &at, &run) && to->ops->prefetch)
+		to->ops->prefetch(to, at, run);
 }
 
 static const char *routed_why(struct io *io)

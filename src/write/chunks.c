@@ -7,6 +7,8 @@
  *   - With --chunksize, every file with a data block is, at that size:
  *     its chunks of zeros become holes, and (dedupe) a chunk stored before
  *     is pointed at again; a file where neither happens ends up flat.
+ *   - With --blobdev, every chunk goes to the blob instead of the image
+ *     (and no file ends up flat: the image holds no file data then).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -192,6 +194,20 @@ static int plan_chunks(struct build *b, struct tnode *n, int fd, bool *chosen)
 	return ret;
 }
 
+/* Where chunks are stored: the image's data blocks, or with --blobdev
+ * the blob, the image's extra device, each from its own next block. */
+struct chunk_dest {
+	struct writer *w;
+	uint64_t *blk;
+};
+
+static struct chunk_dest chunk_dest(struct build *b)
+{
+	if (b->blob)
+		return (struct chunk_dest){ b->blob, &b->blob_blk };
+	return (struct chunk_dest){ b->w, &b->data_blk };
+}
+
 /* A chunk's blocks from blk on, which a block map addresses in 32 bits. */
 static int chunk_place(struct build *b, uint64_t blk, uint64_t len, uint32_t *addr)
 {
@@ -253,7 +269,7 @@ static int look_at_chunk(struct build *b, uint8_t *buf, size_t *out, const uint8
 		digest_of(p, len, digest);
 	if (chunk_known(b, zeros, digest, len, addr))
 		return 0;
-	ret = chunk_place(b, b->data_blk + *out / b->blksz, len, addr);
+	ret = chunk_place(b, *chunk_dest(b).blk + *out / b->blksz, len, addr);
 	if (ret)
 		return ret;
 	memmove(buf + *out, p, len);
@@ -277,6 +293,7 @@ static int write_chunk_window(struct build *b, struct tnode *n, int fd, uint8_t 
 	struct tchunks *t = n->chunks;
 	uint64_t off = first << t->chunkbits, csize = 1ull << t->chunkbits;
 	uint64_t end = last << t->chunkbits < n->size ? last << t->chunkbits : n->size;
+	struct chunk_dest dest = chunk_dest(b);
 	uint8_t digest[DIGEST_SIZE];
 	bool stored = false;
 	size_t out = 0, len = 0;
@@ -313,8 +330,8 @@ static int write_chunk_window(struct build *b, struct tnode *n, int fd, uint8_t 
 		}
 	}
 	if (!ret && out)
-		ret = writer_pwrite(b->w, b->data_blk << b->blkszbits, buf, out, b->err);
-	b->data_blk += out / b->blksz;
+		ret = writer_pwrite(dest.w, *dest.blk << b->blkszbits, buf, out, b->err);
+	*dest.blk += out / b->blksz;
 	build_progress(b, end - off);
 	return ret;
 }
@@ -344,6 +361,7 @@ static int become_flat(struct build *b, struct tnode *n, int fd, bool tail_inlin
 static int write_long_chunk(struct build *b, struct tnode *n, int fd, uint8_t *buf,
 			    uint64_t off, uint64_t len, uint32_t *addr)
 {
+	struct chunk_dest dest = chunk_dest(b);
 	struct digest_state *s = NULL;
 	uint8_t digest[DIGEST_SIZE] = { 0 };
 	uint64_t done;
@@ -369,9 +387,9 @@ static int write_long_chunk(struct build *b, struct tnode *n, int fd, uint8_t *b
 		build_progress(b, len);
 		return 0;
 	}
-	ret = chunk_place(b, b->data_blk, len, addr);
+	ret = chunk_place(b, *dest.blk, len, addr);
 	if (!ret)
-		ret = copy_range(b, n, fd, buf, off, len);
+		ret = copy_range_to(b, n, fd, buf, off, len, dest.w, dest.blk);
 	if (!ret && s)
 		ret = dedupe_chunk_stored(b, digest, len, *addr);
 	return ret;
@@ -381,6 +399,7 @@ static int write_long_chunk(struct build *b, struct tnode *n, int fd, uint8_t *b
  * are), or --chunksize's larger than the copy buffer. */
 static int write_each_chunk(struct build *b, struct tnode *n, int fd, uint8_t *buf)
 {
+	struct chunk_dest dest = chunk_dest(b);
 	struct tchunks *t = n->chunks;
 	uint64_t c, csize = 1ull << t->chunkbits;
 	int ret = 0;
@@ -395,9 +414,9 @@ static int write_each_chunk(struct build *b, struct tnode *n, int fd, uint8_t *b
 		} else if (b->o.chunk_size) {
 			ret = write_long_chunk(b, n, fd, buf, off, len, addr);
 		} else {
-			ret = chunk_place(b, b->data_blk, len, addr);
+			ret = chunk_place(b, *dest.blk, len, addr);
 			if (!ret)
-				ret = copy_range(b, n, fd, buf, off, len);
+				ret = copy_range_to(b, n, fd, buf, off, len, dest.w, dest.blk);
 		}
 	}
 	return ret;
@@ -426,7 +445,9 @@ int chunks_write(struct build *b, struct tnode *n, int fd, uint8_t *buf)
 	per = COPY_BUF >> t->chunkbits;
 
 	if (b->o.chunk_size && per) {
-		struct chunk_pass pass = { .all_new = true };
+		/* In a blob, a file's chunks stay chunks: only they can
+		 * name the device. */
+		struct chunk_pass pass = { .all_new = !b->blob };
 
 		for (c = 0; c < t->count && !ret; c += per)
 			ret = write_chunk_window(b, n, fd, buf, c,

@@ -9,18 +9,19 @@
 #include "write/source.h"
 
 /* buf has room for the padding: COPY_BUF is a multiple of any block. */
-static int put_blocks(struct build *b, uint8_t *buf, size_t len, uint64_t dst)
+static int put_blocks(struct build *b, struct writer *w, uint8_t *buf, size_t len,
+		      uint64_t dst)
 {
 	size_t padded = (size_t)round_up_u64(len, b->blksz);
 
 	memset(buf + len, 0, padded - len);
-	return writer_pwrite(b->w, dst, buf, padded, b->err);
+	return writer_pwrite(w, dst, buf, padded, b->err);
 }
 
-int copy_range(struct build *b, struct tnode *n, int fd, uint8_t *buf,
-	       uint64_t off, uint64_t len)
+int copy_range_to(struct build *b, struct tnode *n, int fd, uint8_t *buf,
+		  uint64_t off, uint64_t len, struct writer *w, uint64_t *blk)
 {
-	uint64_t dst = b->data_blk << b->blkszbits;
+	uint64_t dst = *blk << b->blkszbits;
 	uint64_t done = 0;
 
 	while (done < len) {
@@ -28,12 +29,18 @@ int copy_range(struct build *b, struct tnode *n, int fd, uint8_t *buf,
 		int ret = source_pread(b, n, fd, buf, want, off + done);
 
 		if (!ret)
-			ret = put_blocks(b, buf, want, dst + done);
+			ret = put_blocks(b, w, buf, want, dst + done);
 		if (ret)
 			return ret;
 		done += want;
 		build_progress(b, want);
 	}
-	b->data_blk += div_round_up_u64(len, b->blksz);
+	*blk += div_round_up_u64(len, b->blksz);
 	return 0;
+}
+
+int copy_range(struct build *b, struct tnode *n, int fd, uint8_t *buf,
+	       uint64_t off, uint64_t len)
+{
+	return copy_range_to(b, n, fd, buf, off, len, b->w, &b->data_blk);
 }

@@ -41,6 +41,9 @@ struct build {
 	unsigned int workers;      /* threads that compress (options resolved) */
 	struct tree tree;
 	struct writer *w;
+	struct writer *blob;       /* --blobdev: chunk data's, or NULL */
+	uint64_t blob_blk;         /* its next free block */
+	uint32_t devt_off;         /* its device table slot's byte, or 0 */
 	struct hardlinks *links;
 	struct exclude *exclude;   /* while the source is walked */
 	struct hints *hints;       /* per-file cluster sizes, or NULL */
@@ -167,10 +170,13 @@ int data_write_one(struct build *b, struct tnode *n);
 
 /* copy.c: the buffer files are copied through (also lent to dedupe.c and
  * chunks.c), and [off, off + len) of n's source through it to the image
- * at b->data_blk, which moves past it, the last block zero padded. */
+ * at b->data_blk, which moves past it, the last block zero padded ... */
 #define COPY_BUF (1u << 20)
 int copy_range(struct build *b, struct tnode *n, int fd, uint8_t *buf,
 	       uint64_t off, uint64_t len);
+/* ... or to w at *blk (the blob's chunks). */
+int copy_range_to(struct build *b, struct tnode *n, int fd, uint8_t *buf,
+		  uint64_t off, uint64_t len, struct writer *w, uint64_t *blk);
 
 /* chunks.c: chunk-based files.  A sparse regular file's layout, chosen
  * when it pays (n->chunks planned) ... */

@@ -101,8 +101,12 @@ static void encode_chunk_table(const struct build *b, const struct tnode *n, uin
 		return;
 	}
 	tail += chunks_index_pad(b, n);
-	for (i = 0; i < n->chunks->count; i++)
+	for (i = 0; i < n->chunks->count; i++) {
+		/* With --blobdev every chunk lies on the blob, device 1. */
+		if (b->blob && n->chunks->blocks[i] != EROFS_NULL_ADDR)
+			put_le16(tail + 8 * i + 2, 1);
 		put_le32(tail + 8 * i + 4, n->chunks->blocks[i]);
+	}
 }
 
 /* n's record into rec[n->record_size], zeroed. */
@@ -166,8 +170,16 @@ static int write_superblock(struct build *b)
 		sb.uuid[8] = (uint8_t)((sb.uuid[8] & 0x3F) | 0x80);
 	} else {
 		/* Derived from the content: reproducible, yet distinct for
-		 * distinct images (an RFC 9562 version 8 UUID). */
+		 * distinct images (an RFC 9562 version 8 UUID), and for
+		 * distinct blobs beside them. */
 		writer_digest(b->w, sb.uuid);
+		if (b->blob) {
+			uint8_t blob[16];
+
+			writer_digest(b->blob, blob);
+			for (int i = 0; i < 16; i++)
+				sb.uuid[i] ^= blob[i];
+		}
 		sb.uuid[6] = (uint8_t)((sb.uuid[6] & 0x0F) | 0x80);
 		sb.uuid[8] = (uint8_t)((sb.uuid[8] & 0x3F) | 0x80);
 	}
@@ -175,6 +187,18 @@ static int write_superblock(struct build *b)
 	sb.u1 = b->z ? zbuild_sb_u1(b) : 0;
 	if (b->packed_inode)
 		sb.packed_nid = b->packed_inode->nid;
+	if (b->blob) {
+		/* The blob's slot: its size, and the image's end as its
+		 * unified address.  Its tag stays empty, as mkfs.erofs
+		 * leaves it: the kernel reads it only through fscache. */
+		uint8_t *slot = block + b->devt_off;
+
+		sb.extra_devices = 1;
+		sb.devt_slotoff = (uint16_t)(b->devt_off / EROFS_DEVICE_SLOT_SIZE);
+		sb.feature_incompat |= EROFS_INCOMPAT_DEVICE_TABLE;
+		put_le32(slot + 64, (uint32_t)b->blob_blk);
+		put_le32(slot + 68, (uint32_t)b->end_blk);
+	}
 	fmt_super_encode(&sb, block + EROFS_SUPER_OFFSET);
 	memcpy(block + EROFS_SUPER_OFFSET + build_super_size(b), b->sb_tail, b->sb_tail_size);
 	if (b->feature_compat & EROFS_COMPAT_SB_CHKSUM)

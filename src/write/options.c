@@ -400,6 +400,20 @@ static int check_chunks(const ek_build_options *o, ek_error *err)
 	return 0;
 }
 
+/* --blobdev: the chunks' device, a file apart from the image. */
+static int check_blob(const ek_build_options *o, ek_error *err)
+{
+	if (!o->blob_path)
+		return 0;
+	if (!o->chunk_size)
+		return err_fail(err, -EINVAL,
+				"--blobdev %s holds chunk-based files' data: it needs --chunksize",
+				o->blob_path);
+	if (!*o->blob_path || !strcmp(o->blob_path, "-"))
+		return err_fail(err, -EINVAL, "--blobdev takes a file name, not '%s'", o->blob_path);
+	return 0;
+}
+
 /* Forced ids and offsets in range, and so 0:0 once shifted: only ids
  * from the source can overflow. */
 static int check_owners(const ek_build_options *o, ek_error *err)
@@ -438,6 +452,11 @@ int build_check_options(struct build *b)
 		ret = pool_resolve_workers(b->o.workers, &b->workers, b->err);
 	if (!ret)
 		ret = check_chunks(&b->o, b->err);
+	if (!ret)
+		ret = check_blob(&b->o, b->err);
+	/* Only an 8-byte chunk index names a device. */
+	if (b->o.blob_path)
+		b->o.chunk_indexes = true;
 	if (!ret)
 		ret = check_owners(&b->o, b->err);
 	if (!ret && (b->o.inode_form < EK_INODES_FIT || b->o.inode_form > EK_INODES_EXTENDED))

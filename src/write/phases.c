@@ -124,10 +124,22 @@ int build_open_image(struct build *b, const char *image_path)
 	uint64_t head = EROFS_SUPER_OFFSET + build_super_size(b) + b->sb_tail_size;
 	int ret;
 
+	/* --blobdev: the blob's device table slot follows them. */
+	if (b->o.blob_path) {
+		b->devt_off = (uint32_t)round_up_u64(head, EROFS_DEVICE_SLOT_SIZE);
+		head = b->devt_off + EROFS_DEVICE_SLOT_SIZE;
+	}
 	b->first_data_blk = div_round_up_u64(head, b->blksz);
 	b->data_blk = b->first_data_blk;
 	b->image_path = image_path;
 	ret = writer_open(image_path, &b->w, b->err);
+	if (!ret && b->o.blob_path && !strcmp(b->o.blob_path, image_path))
+		ret = err_fail(b->err, -EINVAL, "--blobdev %s: the image itself", image_path);
+	if (!ret && b->o.blob_path) {
+		ret = writer_open(b->o.blob_path, &b->blob, b->err);
+		if (ret)
+			err_prefix(b->err, "--blobdev %s: ", b->o.blob_path);
+	}
 	if (!ret && b->lay.fragments != EK_FRAGMENTS_OFF)
 		ret = packed_open(b, image_path);
 	return ret;
@@ -157,8 +169,19 @@ int build_close_image(struct build *b)
 
 	if (!ret && b->o.tar_index)
 		ret = place_indexed(b);
+	if (!ret && b->blob && b->blob_blk > UINT32_MAX)
+		ret = err_fail(b->err, -EFBIG, "--blobdev: blob exceeds 2^32 blocks of %u bytes",
+			       b->blksz);
 	if (!ret)
 		ret = write_metadata(b);
+	/* The blob first: an image never names a blob not yet there. */
+	if (!ret && b->blob) {
+		b->stats->blob_bytes = b->blob_blk << b->blkszbits;
+		ret = writer_commit(b->blob, b->stats->blob_bytes, b->err);
+		b->blob = NULL;
+		if (ret)
+			err_prefix(b->err, "--blobdev %s: ", b->o.blob_path);
+	}
 	if (!ret) {
 		b->stats->image_bytes = b->end_blk << b->blkszbits;
 		ret = writer_commit(b->w, b->stats->image_bytes, b->err);
@@ -172,6 +195,7 @@ void build_cleanup(struct build *b)
 	struct timespec t1;
 
 	writer_abort(b->w);
+	writer_abort(b->blob);
 	zbuild_teardown(b);
 	packed_close(b);
 	tails_close(b);

@@ -67,6 +67,9 @@ img[1032] &= ~1
 open(sys.argv[3], "wb").write(bytes(img) + blob)
 PY
 fi
+# erofskit's own --blobdev image, its blob appended (read flat).
+"$tool" mkfs -q -T 0 --chunksize 4096 --blobdev "$work/ours.blob" "$work/ours-blob.img" "$src"
+cat "$work/ours-blob.img" "$work/ours.blob" >"$out/image/ours-blobdev.img"
 # Archives for the tar target: each dialect, compressed ones, one layer
 # with whiteouts.
 for fmt in gnu posix ustar v7; do

@@ -11,6 +11,12 @@
 # - A blob at a unified address (the slot's uniaddr, as newer mkfs.erofs
 #   sets it): the image and blob concatenated read flat, without --device,
 #   as the kernel mounts them; the image alone reads with --device.
+# - erofskit mkfs --blobdev: the kernel reads the image with its blob
+#   (device=) and the two concatenated, at 4096- and 512-byte blocks, from
+#   a directory and a tar, beside compression; fsck.erofs 1.5 takes it
+#   with --device; equal chunks are stored once in the blob; one worker or
+#   two and the drop-in give the same bytes; what cannot work is refused
+#   and a failed build leaves no blob.
 . "$(dirname "$0")/lib.sh"
 
 command -v mkfs.erofs >/dev/null || fail "mkfs.erofs (Debian erofs-utils) is not installed"
@@ -135,4 +141,61 @@ tree_is out src.json "the flat image with --device"
 expect_exit 1 "$E" fsck uni.img 2>err.txt
 grep -q "lies on extra device 1, which the image file does not hold" err.txt ||
 	fail "the unified image alone: $(cat err.txt)"
+
+note "mkfs --blobdev: the kernel, with device= and concatenated"
+# kernel_blob IMAGE BLOB WHAT: the kernel's mount with the blob as its
+# device, and of the two concatenated, and erofskit's extraction, equal
+# the source.
+kernel_blob() {
+	local loop
+	loop=$(losetup -f --show -r "$2") || fail "losetup of $2 failed"
+	mkdir -p kb
+	mount -t erofs -o "loop,ro,device=$loop" "$1" kb || fail "the kernel refused $3 with device="
+	_mounts+=("$T/kb")
+	tree_is kb src.json "the kernel's mount of $3 with device="
+	kumount kb
+	losetup -d "$loop"
+	cat "$1" "$2" >kb-flat.img
+	kernel_check kb-flat.img src.json "$3 with its blob appended"
+	rm -rf out
+	"$E" fsck -q --device "$2" --extract out "$1" || fail "fsck --device of $3"
+	tree_is out src.json "erofskit's extraction of $3"
+}
+"$E" mkfs -q --chunksize 4096 --blobdev b4k.blob b4k.img src || fail "mkfs --blobdev failed"
+kernel_blob b4k.img b4k.blob "--chunksize 4096 --blobdev"
+fsck.erofs --device=b4k.blob b4k.img >fsck.txt 2>&1 || fail "fsck.erofs 1.5: $(cat fsck.txt)"
+"$E" mkfs -q -b 512 --chunksize 65536 --blobdev b512.blob b512.img src || fail "mkfs -b 512 --blobdev failed"
+kernel_blob b512.img b512.blob "-b 512 --chunksize 65536 --blobdev"
+"$E" mkfs -q -zlz4hc --chunksize 8192 --blobdev bz.blob bz.img src || fail "mkfs -zlz4hc --blobdev failed"
+kernel_blob bz.img bz.blob "-zlz4hc --chunksize 8192 --blobdev"
+[ "$(stat -c %s bz.blob)" -ge 1000000 ] || fail "-zlz4hc: the random file's chunks are not in the blob"
+tar --format=posix --xattrs -C src -cf src.tar .
+"$E" mkfs -q --tar --chunksize 4096 --blobdev bt.blob bt.img src.tar || fail "mkfs --tar --blobdev failed"
+kernel_blob bt.img bt.blob "--tar --chunksize 4096 --blobdev"
+
+note "mkfs --blobdev: equal chunks once; the same bytes for any workers, and the drop-in"
+"$E" mkfs -q -E^dedupe --chunksize 4096 --blobdev nodedupe.blob nodedupe.img src ||
+	fail "mkfs -E^dedupe --blobdev failed"
+[ $(($(stat -c %s b4k.blob) + 1000000)) -le "$(stat -c %s nodedupe.blob)" ] ||
+	fail "the copy of a 1 MB file is stored again: $(stat -c %s b4k.blob) against $(stat -c %s nodedupe.blob)"
+"$E" mkfs -q --workers 1 --chunksize 4096 --blobdev w1.blob w1.img src || fail "mkfs --workers 1 failed"
+"$E" mkfs -q --workers 2 --chunksize 4096 --blobdev w2.blob w2.img src || fail "mkfs --workers 2 failed"
+cmp w1.img w2.img && cmp w1.blob w2.blob || fail "--workers 1 and 2 differ"
+cmp w1.img b4k.img && cmp w1.blob b4k.blob || fail "the same build twice differs"
+"$EROFSKIT_BUILD/dropin/mkfs.erofs" --quiet --chunksize=4096 --blobdev=drop.blob drop.img src ||
+	fail "mkfs.erofs (drop-in) --blobdev failed"
+cmp drop.img b4k.img && cmp drop.blob b4k.blob || fail "the drop-in's --blobdev differs"
+"$E" mkfs --json --chunksize 4096 --blobdev j.blob j.img src >j.json || fail "mkfs --json --blobdev"
+python3 -c 'import json, os, sys; d = json.load(open(sys.argv[1])); assert d["blob_bytes"] == os.path.getsize(sys.argv[2]) > 0, d' \
+	j.json j.blob || fail "mkfs --json: blob_bytes is not the blob's size"
+
+note "mkfs --blobdev: refusals, and no blob from a failed build"
+mkfs_refused "it needs --chunksize" --blobdev x.blob
+mkfs_refused "takes a file name" --chunksize 4096 --blobdev -
+mkfs_refused "the image itself" --chunksize 4096 --blobdev bad.img
+mkfs_refused "not with --blobdev" --chunksize 4096 --blobdev x.blob --block-list-file x.map
+expect_exit 2 "$E" mkfs -q --tar=i --chunksize 4096 --blobdev x.blob bad.img src.tar 2>err.txt
+[ ! -e x.blob ] && [ ! -e bad.img ] || fail "a refused build left a file"
+expect_exit 2 "$E" mkfs -q --chunksize 4096 --blobdev x.blob bad.img no-such-dir 2>err.txt
+[ ! -e x.blob ] && [ ! -e bad.img ] || fail "a failed build left the blob or the image"
 echo "ok"

@@ -185,11 +185,11 @@ refused() {
 	compgen -G 'out.img*' >/dev/null && fail "an image was written despite: $*"
 	return 0
 }
-for opt in --no-such-option --blobdev=blob -p; do
+for opt in --no-such-option --vmdk-desc=desc -p; do
 	refused "'${opt%%=*}'" "$MKFS" --quiet "$opt" out.img "$S"
 	grep -qF "not supported by erofskit" ref.err || fail "$opt: the message does not say why"
 done
-refused "'--blobdev'" "$MKFS" --blobdev blob out.img "$S"
+refused "'--vmdk-desc'" "$MKFS" --vmdk-desc desc out.img "$S"
 refused "--tar-copy takes a tar source" "$MKFS" --ungzip=raw.tar out.img "$S"
 refused "'abc'" "$MKFS" -x abc out.img "$S"
 refused "--xattr-share '0'" "$E" mkfs --xattr-share 0 out.img "$S"

@@ -1,9 +1,9 @@
 /* The routed back end (io/route.c): an image and its extra devices as one
  * address space.  Every byte comes from the file that holds it, a device's
- * range over the image's own bytes; a read that crosses a range's edge or
- * runs past a device's file fails rather than mixing files; a batch of
- * requests for several files gets each from its own; ranges that overlap
- * are refused. */
+ * range over the image's own bytes, a read over several files from each;
+ * one that reaches where no file is (past a device's file, between the
+ * ranges, past them all) fails; a batch of requests for several files
+ * gets each from its own; ranges that overlap are refused. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -68,15 +68,18 @@ static void each_byte_from_its_file(void **state)
 	io_close(io);
 }
 
-static void edges_are_not_crossed(void **state)
+static void reads_cross_files(void **state)
 {
 	struct io *io = routed();
 	uint8_t buf[8192];
 
 	(void)state;
-	/* into device 1 from the image; out of device 1; past device 2;
-	 * the gap between the image's devices; past everything */
-	assert_int_equal(io->ops->read(io, buf, 2, 4095), -EIO);
+	/* from the image into device 1: the image's last byte below it */
+	assert_int_equal(io->ops->read(io, buf, 3, 4095), 0);
+	assert_int_equal(buf[0], primary_bytes[4095]);
+	assert_memory_equal(buf + 1, dev1_bytes, 2);
+	/* out of device 1 into the gap; past device 2's file; the gap;
+	 * past everything */
 	assert_int_equal(io->ops->read(io, buf, 2, 8191), -EIO);
 	assert_int_equal(io->ops->read(io, buf, 2, 12288 + 5999), -EIO);
 	assert_int_equal(io->ops->read(io, buf, 1, 9000), -EIO);
@@ -88,17 +91,20 @@ static void edges_are_not_crossed(void **state)
 static void a_batch_reads_each_file(void **state)
 {
 	struct io *io = routed();
-	uint8_t a[10], b[10], c[10], d[10], e[2];
+	uint8_t a[10], b[10], c[10], d[10], e[2], f[4];
 	struct io_req reqs[] = {
 		{ a, 10, 0, 1 }, { b, 10, 4096, 1 }, { c, 10, 4106, 1 },
-		{ d, 10, 12288 + 10, 1 }, { e, 2, 8191, 1 },
+		{ d, 10, 12288 + 10, 1 }, { e, 2, 8191, 1 }, { f, 4, 4094, 1 },
 	};
 
 	(void)state;
-	io->ops->read_batch(io, reqs, 5);
+	io->ops->read_batch(io, reqs, 6);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(reqs[i].result, 0);
 	assert_int_equal(reqs[4].result, -EIO);
+	assert_int_equal(reqs[5].result, 0);
+	assert_memory_equal(f, primary_bytes + 4094, 2);
+	assert_memory_equal(f + 2, dev1_bytes, 2);
 	assert_memory_equal(a, primary_bytes, 10);
 	assert_memory_equal(b, dev1_bytes, 10);
 	assert_memory_equal(c, dev1_bytes + 10, 10);
@@ -134,7 +140,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(each_byte_from_its_file),
-		cmocka_unit_test(edges_are_not_crossed),
+		cmocka_unit_test(reads_cross_files),
 		cmocka_unit_test(a_batch_reads_each_file),
 		cmocka_unit_test(overlapping_ranges_are_refused),
 	};

@@ -92,7 +92,8 @@ static int chunk_lookup(ek_inode *inode, uint64_t chunk, bool *hole,
 					(unsigned long long)inode->nid, (unsigned long long)chunk,
 					(unsigned long long)blk, device, (unsigned long long)d->span);
 		blk += d->base;
-		/* Read flat, the device must lie in the image file. */
+		/* It must lie where img->io reads: in the image file (flat),
+		 * or in the device's own file (routed, which span checked). */
 		if (!d->base || blk > (img->size >> img->blkszbits) ||
 		    bytes > img->size - (blk << img->blkszbits))
 			return err_fail(err, -ENXIO,

@@ -169,9 +169,10 @@ int build_close_image(struct build *b)
 
 	if (!ret && b->o.tar_index)
 		ret = place_indexed(b);
-	if (!ret && b->blob && b->blob_blk > UINT32_MAX)
-		ret = err_fail(b->err, -EFBIG, "--blobdev: blob exceeds 2^32 blocks of %u bytes",
-			       b->blksz);
+	/* Its slot holds both in 32 bits (the kernel reads no more). */
+	if (!ret && b->blob && (b->blob_blk > UINT32_MAX || b->end_blk > UINT32_MAX))
+		ret = err_fail(b->err, -EFBIG, "--blobdev: the %s exceeds 2^32 blocks of %u bytes",
+			       b->blob_blk > UINT32_MAX ? "blob" : "image", b->blksz);
 	if (!ret)
 		ret = write_metadata(b);
 	/* The blob first: an image never names a blob not yet there. */

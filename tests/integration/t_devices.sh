@@ -100,6 +100,8 @@ expect_exit 1 "$E" fsck img4096 >out.txt 2>err.txt
 grep -q "^erofskit fsck: /rand (nid [0-9]*): .*lies on extra device 1, which the image file does not hold" err.txt ||
 	fail "fsck without the blob: $(cat err.txt)"
 grep -q "/sub/text" err.txt || fail "fsck without the blob does not name /sub/text"
+[ "$(grep -c "warning: img4096: extra device 1 is not in the image file and its file is not given" err.txt)" = 1 ] ||
+	fail "fsck without the blob does not say once that it is missing: $(cat err.txt)"
 # Files with no chunk (empty, inline, symlink) are still read.
 "$E" dump --cat /empty img4096 | cmp - src/empty || fail "an empty file without the blob"
 expect_exit 2 "$E" dump --cat /rand img4096 >/dev/null 2>err.txt

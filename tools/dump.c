@@ -123,17 +123,23 @@ static void algorithms_string(uint16_t bitmap, char *out, size_t size)
 }
 
 /* Where each extra device is read from, in words. */
-static const char *device_source(const ek_device_info *d)
+static const char *device_source(const ek_device_info *d, uint64_t image_size)
 {
 	if (d->own_file)
 		return "its own file";
-	return d->physical == UINT64_MAX ? "nowhere (its file not given)" : "the image file";
+	if (d->physical == UINT64_MAX)
+		return "nowhere (its file not given)";
+	if (d->physical > image_size || d->size > image_size - d->physical)
+		return "nowhere (the image file ends before it; its file not given)";
+	return "the image file";
 }
 
 static void print_devices(ek_image *img, unsigned int count, bool json)
 {
+	ek_super_info sb;
 	ek_device_info d;
 
+	ek_get_super_info(img, &sb);
 	for (unsigned int k = 1; k <= count && !ek_get_device_info(img, k, &d); k++) {
 		if (json) {
 			printf("%s{\"tag\": ", k > 1 ? ", " : "");
@@ -153,7 +159,7 @@ static void print_devices(ek_image *img, unsigned int count, bool json)
 		if (d.blocks)
 			snprintf(size, sizeof(size), "%llu blocks", (unsigned long long)d.blocks);
 		printf("%-21s%s at unified block %llu, read from %s", label, size,
-		       (unsigned long long)d.uniaddr, device_source(&d));
+		       (unsigned long long)d.uniaddr, device_source(&d, sb.image_size));
 		if (d.tag[0]) {
 			fputs(", tag '", stdout);
 			show_name(d.tag, strlen(d.tag));

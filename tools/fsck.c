@@ -157,7 +157,8 @@ static void warn_missing_devices(ek_image *img, const char *name)
 
 	ek_get_super_info(img, &sb);
 	for (unsigned int k = 1; k <= sb.extra_devices && !ek_get_device_info(img, k, &d); k++)
-		if (d.physical == UINT64_MAX)
+		if (!d.own_file && (d.physical == UINT64_MAX || d.physical > sb.image_size ||
+				    d.size > sb.image_size - d.physical))
 			cli_warn(CMD, "%s: extra device %u is not in the image file and its file is "
 				 "not given (--device FILE): the files on it cannot be read", name, k);
 }

@@ -43,7 +43,9 @@ struct build {
 	struct writer *w;
 	struct writer *blob;       /* --blobdev: chunk data's, or NULL */
 	uint64_t blob_blk;         /* its next free block */
-	uint32_t devt_off;         /* its device table slot's byte, or 0 */
+	uint64_t index_blocks;     /* --tar=i: the tar's blocks its files reach */
+	uint32_t devt_off;         /* the byte of the device table's one slot
+	                              (the blob, or --tar=i's tar), or 0 */
 	struct hardlinks *links;
 	struct exclude *exclude;   /* while the source is walked */
 	struct hints *hints;       /* per-file cluster sizes, or NULL */

@@ -187,16 +187,18 @@ static int write_superblock(struct build *b)
 	sb.u1 = b->z ? zbuild_sb_u1(b) : 0;
 	if (b->packed_inode)
 		sb.packed_nid = b->packed_inode->nid;
-	if (b->blob) {
-		/* The blob's slot: its size, and the image's end as its
-		 * unified address.  Its tag stays empty, as mkfs.erofs
+	if (b->devt_off) {
+		/* The extra device's slot: its size, and the image's end as
+		 * its unified address, where the blob or the tar follows
+		 * when the two are one file; given apart (device=), it
+		 * serves that range.  Its tag stays empty, as mkfs.erofs
 		 * leaves it: the kernel reads it only through fscache. */
 		uint8_t *slot = block + b->devt_off;
 
 		sb.extra_devices = 1;
 		sb.devt_slotoff = (uint16_t)(b->devt_off / EROFS_DEVICE_SLOT_SIZE);
 		sb.feature_incompat |= EROFS_INCOMPAT_DEVICE_TABLE;
-		put_le32(slot + 64, (uint32_t)b->blob_blk);
+		put_le32(slot + 64, (uint32_t)(b->blob ? b->blob_blk : b->index_blocks));
 		put_le32(slot + 68, (uint32_t)b->end_blk);
 	}
 	fmt_super_encode(&sb, block + EROFS_SUPER_OFFSET);

@@ -124,8 +124,9 @@ int build_open_image(struct build *b, const char *image_path)
 	uint64_t head = EROFS_SUPER_OFFSET + build_super_size(b) + b->sb_tail_size;
 	int ret;
 
-	/* --blobdev: the blob's device table slot follows them. */
-	if (b->o.blob_path) {
+	/* The one extra device's slot follows them: --blobdev's blob, or
+	 * the tar that --tar=i's image points into. */
+	if (b->o.blob_path || b->o.tar_index) {
 		b->devt_off = (uint32_t)round_up_u64(head, EROFS_DEVICE_SLOT_SIZE);
 		head = b->devt_off + EROFS_DEVICE_SLOT_SIZE;
 	}
@@ -156,6 +157,8 @@ static int place_indexed(struct build *b)
 			continue;
 		n->startblk = b->end_blk + (n->tar_off >> b->blkszbits);
 		n->nblocks = div_round_up_u64(n->size, b->blksz);
+		if (n->startblk + n->nblocks - b->end_blk > b->index_blocks)
+			b->index_blocks = n->startblk + n->nblocks - b->end_blk;
 		if (n->nblocks && n->startblk + n->nblocks > UINT32_MAX)
 			return err_fail(b->err, -EFBIG, "%s: past 2^32 blocks of %u bytes",
 				       n->src_path, b->blksz);

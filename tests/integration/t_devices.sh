@@ -17,6 +17,9 @@
 #   with --device; equal chunks are stored once in the blob; one worker or
 #   two and the drop-in give the same bytes; what cannot work is refused
 #   and a failed build leaves no blob.
+# - mkfs --tar=i: the tar is the image's extra device, read beside it
+#   (the kernel's device=, fsck --device, mount -o device=) as well as
+#   appended.
 . "$(dirname "$0")/lib.sh"
 
 command -v mkfs.erofs >/dev/null || fail "mkfs.erofs (Debian erofs-utils) is not installed"
@@ -190,6 +193,21 @@ cmp drop.img b4k.img && cmp drop.blob b4k.blob || fail "the drop-in's --blobdev 
 "$E" mkfs --json --chunksize 4096 --blobdev j.blob j.img src >j.json || fail "mkfs --json --blobdev"
 python3 -c 'import json, os, sys; d = json.load(open(sys.argv[1])); assert d["blob_bytes"] == os.path.getsize(sys.argv[2]) > 0, d' \
 	j.json j.blob || fail "mkfs --json: blob_bytes is not the blob's size"
+
+note "mkfs --tar=i: the tar beside the image, as its device"
+"$E" mkfs -q --tar=i ti.img src.tar || fail "mkfs --tar=i failed"
+"$E" dump ti.img | grep -q "^Device 1: .*at unified block $(($(stat -c %s ti.img) / 512)), read from nowhere (the image file ends before it" ||
+	fail "--tar=i: no device slot at the image's end: $("$E" dump ti.img)"
+cat ti.img src.tar >ti-flat.img
+"$E" dump ti-flat.img | grep -q "^Device 1: .*read from the image file" ||
+	fail "--tar=i and its tar: the device is not in the image file: $("$E" dump ti-flat.img)"
+kernel_blob ti.img src.tar "--tar=i"
+fmount ti.img m-ti "device=$T/src.tar"
+tree_is m-ti src.json "erofskit mount -o device= of --tar=i"
+fumount m-ti
+expect_exit 1 "$E" fsck ti.img 2>err.txt
+grep -q "warning: ti.img: extra device 1 is not in the image file" err.txt ||
+	fail "--tar=i alone: the missing tar is not said: $(cat err.txt)"
 
 note "mkfs --blobdev: refusals, and no blob from a failed build"
 mkfs_refused "it needs --chunksize" --blobdev x.blob

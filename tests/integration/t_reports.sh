@@ -47,7 +47,7 @@ expect mkfs.json 'j["image_bytes"]' "$(stat -c %s img.img)"
 expect mkfs.json 'j["regular_files"]' 3
 expect mkfs.json 'j["directories"]' 3
 expect mkfs.json 'j["input_bytes"]' $((6 + 2 * $(stat -c %s src/d/b) + 1))
-expect mkfs.json 'sorted(j)' "['compressed_files', 'directories', 'error', 'image', 'image_bytes', 'inodes', 'input_bytes', 'layouts', 'regular_files', 'result', 'seconds']"
+expect mkfs.json 'sorted(j)' "['blob_bytes', 'compressed_files', 'directories', 'error', 'image', 'image_bytes', 'inodes', 'input_bytes', 'layouts', 'regular_files', 'result', 'seconds']"
 expect mkfs.json 'sorted(j["layouts"])' "['chunked_files', 'dedupe_hits', 'fragment_files', 'fragment_tails', 'inline_tails', 'packed_bytes', 'zero_chunks']"
 # a.txt whole in the packed inode, b's tail there, its copy stored once
 expect mkfs.json 'j["layouts"]["fragment_files"] >= 1 and j["layouts"]["fragment_tails"] >= 1' True

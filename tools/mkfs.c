@@ -710,10 +710,6 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 					"not with --blobdev (the data is the blob's)");
 		return EXIT_USAGE;
 	}
-	if (o.blob_path && oci_layers) {
-		cli_error(CMD, "--blobdev: not with --oci-layers (one blob, an image per layer)");
-		return EXIT_USAGE;
-	}
 	if (o.ovlfs_strip && !tar) {
 		cli_error(CMD, "--ovlfs-strip takes a tar source (--oci applies the whiteouts)");
 		return EXIT_USAGE;

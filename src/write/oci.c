@@ -516,6 +516,9 @@ int ek_build_oci_layers(const char *out_dir, const char *layout_ref,
 			       "index mode (--tar=i) is for one tar");
 	if (!ret && opts && opts->tar_copy)
 		ret = err_fail(err, -EINVAL, "--tar-copy copies one tar: not an OCI image's layers");
+	if (!ret && opts && opts->blob_path)
+		ret = err_fail(err, -EINVAL, "--blobdev: not with --oci-layers (one blob, an image "
+			       "per layer)");
 	if (!ret && opts && opts->ovlfs_strip)
 		ret = err_fail(err, -EINVAL, "--oci-layers keeps each layer's whiteouts for "
 			       "overlayfs: not with --ovlfs-strip");

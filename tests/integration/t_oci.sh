@@ -196,4 +196,7 @@ expect_exit 2 "$E" mkfs --oci L:app 2>err
 expect_exit 2 "$E" mkfs --oci L:app --tar x.erofs 2>err
 expect_exit 2 "$E" mkfs --oci-layers lay x.erofs dir 2>err
 grep -q "needs --oci" err || fail "--oci-layers alone: $(cat err)"
+expect_exit 2 "$E" mkfs --oci L:app --oci-layers lay2 --chunksize 4096 --blobdev b.blob 2>err
+grep -q "not with --oci-layers (one blob, an image per layer)" err || fail "--oci-layers --blobdev: $(cat err)"
+[ ! -e b.blob ] || fail "--oci-layers --blobdev left a blob"
 echo PASS

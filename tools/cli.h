@@ -45,6 +45,11 @@ int cli_open_image(const char *name, const ek_open_options *oo, ek_image **img,
  * mount's -o device=), in the order of its device table; the name made
  * absolute.  -1 when it cannot be (message printed). */
 int cli_add_device(const char *cmd, const char *file, ek_open_options *oo);
+/* A warning for each extra device of img that is not in the image file
+ * nor given a file (the option that would give it: how), said once
+ * before the files on it fail to read. */
+void cli_warn_missing_devices(const char *cmd, ek_image *img, const char *name,
+			      const char *how);
 
 /* Options of images at URLs (tools/remote.c): insecure, cacert=FILE,
  * header=NAME:VALUE, token=FILE, timeout=SECONDS, retries=N,

@@ -149,20 +149,6 @@ static void print_json(const char *image, const ek_check_options *co,
 	fputs("\n}\n", stdout);
 }
 
-/* Said once, before the files on it are each reported unreadable. */
-static void warn_missing_devices(ek_image *img, const char *name)
-{
-	ek_super_info sb;
-	ek_device_info d;
-
-	ek_get_super_info(img, &sb);
-	for (unsigned int k = 1; k <= sb.extra_devices && !ek_get_device_info(img, k, &d); k++)
-		if (!d.own_file && (d.physical == UINT64_MAX || d.physical > sb.image_size ||
-				    d.size > sb.image_size - d.physical))
-			cli_warn(CMD, "%s: extra device %u is not in the image file and its file is "
-				 "not given (--device FILE): the files on it cannot be read", name, k);
-}
-
 static void on_progress(void *ctx, uint64_t done, uint64_t total)
 {
 	struct report *r = ctx;
@@ -268,7 +254,7 @@ int cmd_fsck(int argc, char **argv)
 			print_json(argv[optind], &co, &st, NULL, err.message);
 		return cli_exit_code(ret);
 	}
-	warn_missing_devices(img, argv[optind]);
+	cli_warn_missing_devices(CMD, img, argv[optind], "--device FILE");
 	/* An image from a registry has a digest: every byte is checked
 	 * against it (the blob is fetched whole first). */
 	ret = ek_verify_source(img, &err);

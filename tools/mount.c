@@ -734,6 +734,7 @@ int cmd_mount(int argc, char **argv)
 		goto out;
 	}
 	/* Said once, here, while standard error is still the user's. */
+	cli_warn_missing_devices(CMD, m.img, arg_image, "-o device=FILE");
 	if (io_asked && oo.io == EK_IO_URING && !ek_is_url(image) &&
 	    strcmp(ek_image_io(m.img), "io_uring+O_DIRECT")) {
 		bool no_uring = !strcmp(ek_image_io(m.img), "pread");

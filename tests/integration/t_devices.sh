@@ -109,6 +109,14 @@ grep -q "/sub/text" err.txt || fail "fsck without the blob does not name /sub/te
 "$E" dump --cat /empty img4096 | cmp - src/empty || fail "an empty file without the blob"
 expect_exit 2 "$E" dump --cat /rand img4096 >/dev/null 2>err.txt
 grep -q "extra device 1" err.txt || fail "dump --cat without the blob: $(cat err.txt)"
+mkdir -p m-none
+"$E" mount img4096 m-none 2>err.txt || fail "erofskit mount without the blob failed: $(cat err.txt)"
+_mounts+=("$T/m-none")
+grep -q "warning: img4096: extra device 1 is not in the image file and its file is not given (-o device=FILE)" err.txt ||
+	fail "mount without the blob does not say so: $(cat err.txt)"
+cmp m-none/empty src/empty || fail "mount without the blob: an empty file"
+! cat m-none/rand >/dev/null 2>&1 || fail "mount without the blob read a file that lies on it"
+fumount m-none
 
 note "bad device files fail clearly"
 expect_exit 2 "$E" fsck --device blob4096 --device blob4096 img4096 2>err.txt

@@ -165,7 +165,7 @@ static int mkfs_sort(struct translation *t, const char *value)
 	return EXIT_USAGE;
 }
 
-/* --ungzip and --unxz ask upstream to decompress the tar stream: erofskit
+/* --ungzip, --unxz and --unlzma ask upstream to decompress the tar stream: erofskit
  * finds an archive's compression by its content, so the filter is always
  * on.  Their =FILE, the decompressed stream written beside the image, is
  * --tar-copy's. */
@@ -244,6 +244,8 @@ static const struct row mkfs_rows[] = {
 	  "with --tar; =FILE: the tar, decompressed, to FILE too\n"
 	  "                         (with --tar=i, the tar the image points into)" },
 	{ "--unxz", OPTIONAL_VALUE, SPECIAL, NULL, mkfs_filter, "--unxz[=FILE]", "the same" },
+	{ "--unlzma", OPTIONAL_VALUE, SPECIAL, NULL, mkfs_filter, "--unlzma[=FILE]",
+	  "the same (xz, lzma and lzip by content; =FILE: xz only)" },
 	{ "--aufs", NO_VALUE, PASS, "--aufs", NULL, NULL, "with --tar: .wh. entries become overlayfs whiteouts" },
 	{ "-V", NO_VALUE, VERSION, NULL, NULL, "-V, --version", "print the version" },
 	{ "--version", NO_VALUE, VERSION, NULL, NULL, NULL, NULL },

@@ -241,6 +241,11 @@ cmp gz.erofs ref.erofs || fail "mkfs.erofs --ungzip: not erofskit's image"
 xz -c layer.tar >layer.tar.xz
 "$MKFS" --tar=f --unxz --quiet xz.erofs <layer.tar.xz || fail "mkfs.erofs --tar=f --unxz failed"
 cmp xz.erofs ref.erofs || fail "mkfs.erofs --unxz: not erofskit's image"
+# --unlzma: xz/lzma/lzip, found by content too
+xz --format=lzma -c layer.tar >layer.tar.lzma
+rm -f xz.erofs
+"$MKFS" --tar=f --unlzma --quiet xz.erofs <layer.tar.lzma || fail "mkfs.erofs --tar=f --unlzma failed"
+cmp xz.erofs ref.erofs || fail "mkfs.erofs --unlzma: not erofskit's image"
 # =FILE: the decompressed tar beside the image; with --tar=i, the tar the
 # index points into
 "$MKFS" --tar=i --unxz=raw.tar --quiet xi.erofs <layer.tar.xz || fail "mkfs.erofs --tar=i --unxz=FILE failed"

@@ -201,6 +201,8 @@ static const struct row mkfs_rows[] = {
 	{ "--preserve-mtime", NO_VALUE, PASS, "--preserve-mtime", NULL, NULL,
 	  "every mtime kept (the default)" },
 	{ "--all-root", NO_VALUE, PASS, "--all-root", NULL, NULL, "every file owned by root" },
+	{ "--hard-dereference", NO_VALUE, PASS, "--hard-dereference", NULL, NULL,
+	  "each name of a hard-linked file an inode of its own" },
 	{ "--force-uid", VALUE, PASS, "--force-uid", NULL, "--force-uid=UID", "every file owned by UID" },
 	{ "--force-gid", VALUE, PASS, "--force-gid", NULL, "--force-gid=GID", "every file's group GID" },
 	{ "--uid-offset", VALUE, PASS, "--uid-offset", NULL, "--uid-offset=N", "N added to every owner" },

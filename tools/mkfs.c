@@ -85,6 +85,8 @@ static void usage(FILE *f)
 "  --uid-offset N        add N to every owner (after the three above), as\n"
 "                        a user namespace maps them (lxc.idmap u 0 N ...)\n"
 "  --gid-offset N        add N to every group\n"
+"  --hard-dereference    each name of a hard-linked file an inode of its own\n"
+"                        (directory source)\n"
 "  --no-xattrs           do not store extended attributes\n"
 "  --no-xattr-filter     do not write the xattr bloom filter\n"
 "  --xattr-share N       store an xattr carried by N inodes or more once, in\n"
@@ -213,7 +215,7 @@ enum {
 	OPT_IGNORE_MTIME, OPT_PRESERVE_MTIME, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_JSON,
 	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 	OPT_COMPRESS_HINTS, OPT_FS_CONFIG, OPT_MOUNT_POINT, OPT_PRODUCT_OUT, OPT_BLOCK_LIST,
-	OPT_BLOBDEV,
+	OPT_BLOBDEV, OPT_HARD_DEREF,
 };
 
 /*
@@ -484,6 +486,7 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		{ "product-out", required_argument, NULL, OPT_PRODUCT_OUT },
 		{ "block-list-file", required_argument, NULL, OPT_BLOCK_LIST },
 		{ "blobdev", required_argument, NULL, OPT_BLOBDEV },
+		{ "hard-dereference", no_argument, NULL, OPT_HARD_DEREF },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -612,6 +615,9 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 			break;
 		case OPT_BLOBDEV:
 			o.blob_path = optarg;
+			break;
+		case OPT_HARD_DEREF:
+			o.hard_dereference = true;
 			break;
 		case OPT_XATTR_SHARE:
 			if (!cli_parse_count(optarg, 1, UINT32_MAX, &o.xattr_share)) {

@@ -100,6 +100,11 @@ typedef struct ek_build_options {
 	 * file (-EOVERFLOW) */
 	int64_t uid_offset;
 	int64_t gid_offset;
+	/* each name of a hard-linked file an inode of its own (mkfs.erofs
+	 * --hard-dereference), its data stored again unless dedupe finds
+	 * it: for readers that want no links.  A directory source only
+	 * (-EINVAL for an archive's). */
+	bool hard_dereference;
 
 	/* xattrs */
 	bool no_xattrs;

@@ -314,6 +314,7 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 			if (!ret && b->hints && S_ISREG(st.st_mode))
 				e->inode->hint = (uint8_t)hints_rule(b->hints, child + under_source);
 			if (!ret && !S_ISDIR(st.st_mode) && st.st_nlink > 1 &&
+			    !b->o.hard_dereference &&    /* (so never found) */
 			    links_add(b->links, st.st_dev, st.st_ino, e->inode))
 				ret = err_fail(b->err, -ENOMEM, "out of memory");
 			if (!ret && S_ISDIR(st.st_mode))

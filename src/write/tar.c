@@ -1512,6 +1512,9 @@ int tar_build_layers(const char *image_path, const struct tar_layer *layers, siz
 	if (!ret && b.o.xattr_share)
 		ret = err_fail(err, -EINVAL, "--xattr-share takes a directory source: an archive's "
 			       "xattrs are stored inline");
+	if (!ret && b.o.hard_dereference)
+		ret = err_fail(err, -EINVAL, "--hard-dereference takes a directory source: an "
+			       "archive's links are kept");
 	if (!ret && (b.o.exclude_paths || b.o.exclude_regexes))
 		ret = err_fail(err, -EINVAL, "--exclude-path and --exclude-regex take a directory "
 			       "source, not an archive");

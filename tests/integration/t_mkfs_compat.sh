@@ -10,6 +10,9 @@
 #   one shifted past 2^32-1 fails, named.
 # - -Enosbcrc: no sb_csum feature, as upstream's; the kernel and
 #   fsck.erofs 1.5 take the image.
+# - --hard-dereference: each name of a hard-linked file is an inode of its
+#   own with the same bytes (the kernel shows one link each); a tar source
+#   refuses it.
 # An archive source and the drop-in name take the same options.
 . "$(dirname "$0")/lib.sh"
 
@@ -185,3 +188,28 @@ kumount "$T/mnt"
 diff source.mtimes nocrc.mtimes >&2 || fail "-Enosbcrc changed mtimes"
 "$EROFSKIT_BUILD/dropin/mkfs.erofs" --quiet -Enosbcrc drop.img src || fail "mkfs.erofs (drop-in) -Enosbcrc failed"
 cmp drop.img nocrc.img || fail "the drop-in's -Enosbcrc image differs"
+
+note "--hard-dereference: a hard link's names each an inode of their own"
+mkdir -p hl
+head -c 100000 /dev/urandom >hl/a
+ln hl/a hl/b
+ln hl/a hl/c
+"$E" mkfs -q --hard-dereference hl.img hl || fail "mkfs --hard-dereference failed"
+"$EROFSKIT_BUILD/dropin/mkfs.erofs" --quiet --hard-dereference hl-drop.img hl ||
+	fail "mkfs.erofs (drop-in) --hard-dereference failed"
+cmp hl.img hl-drop.img || fail "the drop-in's --hard-dereference differs"
+kmount hl.img hlm
+for f in a b c; do
+	[ "$(stat -c %h "hlm/$f")" = 1 ] || fail "--hard-dereference: $f has $(stat -c %h "hlm/$f") links"
+	cmp "hlm/$f" hl/a || fail "--hard-dereference: $f has other bytes"
+done
+[ "$(stat -c %i hlm/a)" != "$(stat -c %i hlm/b)" ] || fail "--hard-dereference: a and b share an inode"
+kumount hlm
+"$E" mkfs -q hl-linked.img hl || fail "mkfs of the links failed"
+kmount hl-linked.img hlm
+[ "$(stat -c %h hlm/a)" = 3 ] || fail "without --hard-dereference the links are not kept"
+kumount hlm
+tar -C hl -cf hl.tar .
+expect_exit 2 "$E" mkfs -q --tar --hard-dereference hl-tar.img hl.tar 2>err.txt
+grep -q "hard-dereference takes a directory source" err.txt || fail "a tar with --hard-dereference: $(cat err.txt)"
+[ ! -e hl-tar.img ] || fail "a refused build left an image"

@@ -1,6 +1,8 @@
 /* The shared walk of the fuzz targets. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -136,6 +138,37 @@ void fuzz_open_and_walk(const uint8_t *data, size_t size, const char *engine,
 	ek_open_options_init(&o);
 	o.deflate_engine = engine;
 	o.cache_bytes = cache_bytes;
+	if (ek_open_memory(data, size, &o, &img, NULL))
+		return;
+	fuzz_walk_image(img);
+	ek_close(img);
+}
+
+void fuzz_open_with_devices(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	const char *files[5] = { 0 };
+	char path[64];
+	ek_open_options o;
+	ek_super_info sb;
+	ek_image *img;
+	unsigned int i;
+
+	if (ek_open_memory(data, size, NULL, &img, NULL))
+		return;
+	ek_get_super_info(img, &sb);
+	ek_close(img);
+	if (!sb.extra_devices || sb.extra_devices > 4)
+		return;
+	if (fd < 0)
+		fd = memfd_create("fuzz-device", 0);
+	if (fd < 0 || ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	for (i = 0; i < sb.extra_devices; i++)
+		files[i] = path;
+	ek_open_options_init(&o);
+	o.devices = files;
 	if (ek_open_memory(data, size, &o, &img, NULL))
 		return;
 	fuzz_walk_image(img);

@@ -16,4 +16,9 @@ void fuzz_walk_image(ek_image *img);
 void fuzz_open_and_walk(const uint8_t *data, size_t size, const char *engine,
 			size_t cache_bytes);
 
+/* An image with extra devices (up to 4): open it again with the same
+ * bytes given as each device's own file, so that its slots and chunk
+ * device ids steer the routed reads, and walk it. */
+void fuzz_open_with_devices(const uint8_t *data, size_t size);
+
 #endif

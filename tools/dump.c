@@ -134,38 +134,48 @@ static const char *device_source(const ek_device_info *d, uint64_t image_size)
 	return "the image file";
 }
 
-static void print_devices(ek_image *img, unsigned int count, bool json)
+static void print_device_json(const ek_device_info *d, bool first)
+{
+	printf("%s{\"tag\": ", first ? "" : ", ");
+	cli_json_string(stdout, d->tag, strlen(d->tag));
+	printf(", \"blocks\": %llu, \"uniaddr\": %llu, \"own_file\": %s, \"physical\": ",
+	       (unsigned long long)d->blocks, (unsigned long long)d->uniaddr,
+	       d->own_file ? "true" : "false");
+	if (d->physical == UINT64_MAX)
+		fputs("null}", stdout);
+	else
+		printf("%llu}", (unsigned long long)d->physical);
+}
+
+static void print_device_text(const ek_device_info *d, unsigned int k, uint64_t image_size)
+{
+	char label[32], size[48] = "size not recorded";
+
+	snprintf(label, sizeof(label), "Device %u:", k);
+	if (d->blocks)
+		snprintf(size, sizeof(size), "%llu blocks", (unsigned long long)d->blocks);
+	printf("%-21s%s at unified block %llu, read from %s", label, size,
+	       (unsigned long long)d->uniaddr, device_source(d, image_size));
+	if (d->tag[0]) {
+		fputs(", tag '", stdout);
+		show_name(d->tag, strlen(d->tag));
+		putchar('\'');
+	}
+	putchar('\n');
+}
+
+/* Each extra device of the image's device table. */
+static void print_devices(ek_image *img, bool json)
 {
 	ek_super_info sb;
 	ek_device_info d;
 
 	ek_get_super_info(img, &sb);
-	for (unsigned int k = 1; k <= count && !ek_get_device_info(img, k, &d); k++) {
-		if (json) {
-			printf("%s{\"tag\": ", k > 1 ? ", " : "");
-			cli_json_string(stdout, d.tag, strlen(d.tag));
-			printf(", \"blocks\": %llu, \"uniaddr\": %llu, \"own_file\": %s, \"physical\": ",
-			       (unsigned long long)d.blocks, (unsigned long long)d.uniaddr,
-			       d.own_file ? "true" : "false");
-			if (d.physical == UINT64_MAX)
-				fputs("null}", stdout);
-			else
-				printf("%llu}", (unsigned long long)d.physical);
-			continue;
-		}
-		char label[32], size[48] = "size not recorded";
-
-		snprintf(label, sizeof(label), "Device %u:", k);
-		if (d.blocks)
-			snprintf(size, sizeof(size), "%llu blocks", (unsigned long long)d.blocks);
-		printf("%-21s%s at unified block %llu, read from %s", label, size,
-		       (unsigned long long)d.uniaddr, device_source(&d, sb.image_size));
-		if (d.tag[0]) {
-			fputs(", tag '", stdout);
-			show_name(d.tag, strlen(d.tag));
-			putchar('\'');
-		}
-		putchar('\n');
+	for (unsigned int k = 1; k <= sb.extra_devices && !ek_get_device_info(img, k, &d); k++) {
+		if (json)
+			print_device_json(&d, k == 1);
+		else
+			print_device_text(&d, k, sb.image_size);
 	}
 }
 
@@ -214,7 +224,7 @@ static int dump_super(ek_image *img, bool json)
 		       sb.checksum_present ? "true" : "false", algs,
 		       (unsigned long long)sb.packed_nid,
 		       (unsigned long long)sb.metabox_nid, sb.extra_devices);
-		print_devices(img, sb.extra_devices, true);
+		print_devices(img, true);
 		puts("]}");
 		return EXIT_OK;
 	}
@@ -241,7 +251,7 @@ static int dump_super(ek_image *img, bool json)
 		printf("Metabox nid:         %llu\n", (unsigned long long)sb.metabox_nid);
 	if (sb.extra_devices)
 		printf("Extra devices:       %u\n", sb.extra_devices);
-	print_devices(img, sb.extra_devices, false);
+	print_devices(img, false);
 	return EXIT_OK;
 }
 

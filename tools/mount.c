@@ -100,6 +100,7 @@ static void usage(FILE *f)
 "       device=FILE        the file of the image's next extra device (an\n"
 "                          upstream --blobdev's blob), in its device\n"
 "                          table's order; once per device, as the kernel's\n"
+"                          device= is given\n"
 "       uid=N,gid=N        report every file as owned by N\n"
 "       allow_other        let other users access the mount (as root)\n"
 CLI_REMOTE_ITEMS

@@ -203,6 +203,8 @@ static const struct row mkfs_rows[] = {
 	{ "--all-root", NO_VALUE, PASS, "--all-root", NULL, NULL, "every file owned by root" },
 	{ "--hard-dereference", NO_VALUE, PASS, "--hard-dereference", NULL, NULL,
 	  "each name of a hard-linked file an inode of its own" },
+	{ "--root-xattr-isize", VALUE, PASS, "--root-xattr-isize", NULL, "--root-xattr-isize=SIZE",
+	  "the root's inline xattr area at least SIZE bytes" },
 	{ "--force-uid", VALUE, PASS, "--force-uid", NULL, "--force-uid=UID", "every file owned by UID" },
 	{ "--force-gid", VALUE, PASS, "--force-gid", NULL, "--force-gid=GID", "every file's group GID" },
 	{ "--uid-offset", VALUE, PASS, "--uid-offset", NULL, "--uid-offset=N", "N added to every owner" },

@@ -89,6 +89,10 @@ static void usage(FILE *f)
 "                        (directory source)\n"
 "  --no-xattrs           do not store extended attributes\n"
 "  --no-xattr-filter     do not write the xattr bloom filter\n"
+"  --root-xattr-isize SIZE\n"
+"                        the root directory's inline xattr area at least\n"
+"                        SIZE bytes (zero padded): room for xattrs set in\n"
+"                        place later\n"
 "  --xattr-share N       store an xattr carried by N inodes or more once, in\n"
 "                        the shared area (default 2; 1: every xattr)\n"
 "  --max-extent-bytes SIZE\n"
@@ -215,7 +219,7 @@ enum {
 	OPT_IGNORE_MTIME, OPT_PRESERVE_MTIME, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_JSON,
 	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 	OPT_COMPRESS_HINTS, OPT_FS_CONFIG, OPT_MOUNT_POINT, OPT_PRODUCT_OUT, OPT_BLOCK_LIST,
-	OPT_BLOBDEV, OPT_HARD_DEREF,
+	OPT_BLOBDEV, OPT_HARD_DEREF, OPT_ROOT_XATTR_ISIZE,
 };
 
 /*
@@ -487,6 +491,7 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		{ "block-list-file", required_argument, NULL, OPT_BLOCK_LIST },
 		{ "blobdev", required_argument, NULL, OPT_BLOBDEV },
 		{ "hard-dereference", no_argument, NULL, OPT_HARD_DEREF },
+		{ "root-xattr-isize", required_argument, NULL, OPT_ROOT_XATTR_ISIZE },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -618,6 +623,11 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 			break;
 		case OPT_HARD_DEREF:
 			o.hard_dereference = true;
+			break;
+		case OPT_ROOT_XATTR_ISIZE:
+			if (!size_option(optarg, true, "--root-xattr-isize", " (bytes)",
+					 &o.root_xattr_isize))
+				return EXIT_USAGE;
 			break;
 		case OPT_XATTR_SHARE:
 			if (!cli_parse_count(optarg, 1, UINT32_MAX, &o.xattr_share)) {

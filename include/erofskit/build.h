@@ -109,6 +109,11 @@ typedef struct ek_build_options {
 	/* xattrs */
 	bool no_xattrs;
 	bool no_xattr_filter;
+	/* the root directory's inline xattr area (its 12-byte header
+	 * counted) at least this many bytes, zeros past its xattrs, which
+	 * readers skip (mkfs.erofs --root-xattr-isize): room for xattrs set
+	 * in place later; 0: what its xattrs take */
+	uint32_t root_xattr_isize;
 	/* an xattr (name and value) carried by this many inodes or more is
 	 * stored once in the shared area, the others inline; 0: 2 (mkfs.erofs
 	 * -x N is N + 1; 1 shares every xattr).  A directory source only: an

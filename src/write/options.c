@@ -459,6 +459,11 @@ int build_check_options(struct build *b)
 		b->o.chunk_indexes = true;
 	if (!ret)
 		ret = check_owners(&b->o, b->err);
+	/* The inode's xattr count is 16 bits of 4-byte slots. */
+	if (!ret && b->o.root_xattr_isize > EROFS_XATTR_HEADER_SIZE + 4u * 0xFFFE)
+		ret = err_fail(b->err, -EINVAL, "--root-xattr-isize %u: an inode's xattrs take at "
+			       "most %u bytes", b->o.root_xattr_isize,
+			       EROFS_XATTR_HEADER_SIZE + 4u * 0xFFFE);
 	if (!ret && (b->o.inode_form < EK_INODES_FIT || b->o.inode_form > EK_INODES_EXTENDED))
 		ret = err_fail(b->err, -EINVAL, "inode form %d", b->o.inode_form);
 	/* Every inode compact: no mtime may stand in the way. */

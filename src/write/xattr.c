@@ -123,7 +123,7 @@ int plan_node_xattrs(struct build *b, struct tnode *n)
 
 	n->xattr_size = 0;
 	n->xattr_icount = 0;
-	if (!n->nxattrs)
+	if (!n->nxattrs && !(n == b->tree.root && b->o.root_xattr_isize))
 		return 0;
 	for (k = 0; k < n->nxattrs; k++) {
 		const struct txattr *x = n->xattrs[k];
@@ -133,6 +133,9 @@ int plan_node_xattrs(struct build *b, struct tnode *n)
 		else
 			size += fmt_xattr_entry_size(x->suffix_len, x->value_len);
 	}
+	/* --root-xattr-isize: zeros after its xattrs, entries readers skip. */
+	if (n == b->tree.root && size < b->o.root_xattr_isize)
+		size = round_up_u64(b->o.root_xattr_isize, 4);
 	if ((size - EROFS_XATTR_HEADER_SIZE) / 4 + 1 > 0xFFFF)
 		return err_fail(b->err, -E2BIG,
 			       "%s: xattrs need %llu bytes, more than an inode can hold",

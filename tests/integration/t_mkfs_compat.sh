@@ -213,3 +213,26 @@ tar -C hl -cf hl.tar .
 expect_exit 2 "$E" mkfs -q --tar --hard-dereference hl-tar.img hl.tar 2>err.txt
 grep -q "hard-dereference takes a directory source" err.txt || fail "a tar with --hard-dereference: $(cat err.txt)"
 [ ! -e hl-tar.img ] || fail "a refused build left an image"
+
+note "--root-xattr-isize: the root's xattr area padded, its xattrs intact"
+mkdir -p rx/d
+echo inside >rx/d/f
+setfattr -n user.root -v v1 rx
+for tree in rx rx/d; do
+	"$E" mkfs -q --root-xattr-isize 1024 rx.img "$tree" || fail "mkfs --root-xattr-isize failed"
+	"$E" dump --json --path / rx.img >rx.json || fail "dump of the root"
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["xattr_size"] == 1024, d["xattr_size"]' rx.json ||
+		fail "--root-xattr-isize 1024 ($tree): the root's xattr area is not 1024 bytes"
+	"$E" fsck -q rx.img || fail "--root-xattr-isize: our fsck refuses the image"
+	fsck.erofs rx.img >fsck.txt 2>&1 || fail "--root-xattr-isize: fsck.erofs 1.5 refuses it: $(cat fsck.txt)"
+	kmount rx.img rxm
+	[ "$(getfattr --absolute-names -d -m - rxm | grep -c '^[a-z]')" = "$([ "$tree" = rx ] && echo 1 || echo 0)" ] ||
+		fail "--root-xattr-isize ($tree): the kernel lists other xattrs: $(getfattr -d -m - rxm)"
+	[ "$tree" = rx/d ] || [ "$(getfattr --only-values -n user.root rxm)" = v1 ] || fail "the root's xattr is lost"
+	kumount rxm
+done
+"$EROFSKIT_BUILD/dropin/mkfs.erofs" --quiet --root-xattr-isize=1024 rx-drop.img rx/d ||
+	fail "mkfs.erofs (drop-in) --root-xattr-isize failed"
+cmp rx-drop.img rx.img || fail "the drop-in's --root-xattr-isize differs"
+expect_exit 2 "$E" mkfs -q --root-xattr-isize 300000 rx-bad.img rx 2>err.txt
+grep -q "an inode's xattrs take at most 262148 bytes" err.txt || fail "a huge --root-xattr-isize: $(cat err.txt)"

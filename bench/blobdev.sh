@@ -31,8 +31,7 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$work/mnt"
 
-median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+. "$here/lib.sh"
 
 # build TREE CMD: REPS builds of $work/img and $work/blob; the median s.
 build() {
@@ -48,15 +47,9 @@ build() {
 
 # read_cold: the kernel reads every file, the blob as device=; median s.
 read_cold() {
-	local i t0
 	loop=$(losetup -f --show -r "$work/blob")
 	mount -t erofs -o "loop,ro,device=$loop" "$work/img" "$work/mnt"
-	for ((i = 0; i < REPS; i++)); do
-		drop_caches
-		t0=$(date +%s.%N)
-		(cd "$work/mnt" && find . -type f -print0 | xargs -0 -r cat >/dev/null)
-		echo "$(date +%s.%N) - $t0" | bc
-	done | median
+	cold_read "$work/mnt"
 	umount "$work/mnt"
 	losetup -d "$loop"
 	loop=

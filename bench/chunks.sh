@@ -30,8 +30,7 @@ cleanup() {
 trap cleanup EXIT
 mkdir -p "$work/mnt"
 
-median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+. "$here/lib.sh"
 
 # build TREE CMD...: REPS builds into $work/img; "SECONDS PEAK_KB" medians.
 build() {
@@ -48,14 +47,8 @@ build() {
 
 # read_cold: the kernel reads every file of $work/img, cold; median seconds.
 read_cold() {
-	local i t0
 	mount -t erofs -o loop,ro "$work/img" "$work/mnt"
-	for ((i = 0; i < REPS; i++)); do
-		drop_caches
-		t0=$(date +%s.%N)
-		(cd "$work/mnt" && find . -type f -print0 | xargs -0 -r cat >/dev/null)
-		echo "$(date +%s.%N) - $t0" | bc
-	done | median
+	cold_read "$work/mnt"
 	umount "$work/mnt"
 }
 

@@ -42,7 +42,7 @@ cleanup() {
 trap cleanup EXIT
 ln "$FILE" "$work/src/testfile" 2>/dev/null || cp "$FILE" "$work/src/testfile"
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$here/lib.sh"
 
 # one IMAGE IO MODE: "MiB/s cachedMiB peakMiB" of one fio job on a fresh
 # mount (peak: the server's resident set at its largest, VmHWM)

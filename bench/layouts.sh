@@ -37,8 +37,7 @@ trap cleanup EXIT
 mkdir -p "$work/mnt" "$work/fuse"
 
 now() { date +%s.%N; }
-median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+. "$here/lib.sh"
 
 # The sample: the same files for every image, by a fixed seed.
 (cd "$TREE" && find . -type f -size +0 | LC_ALL=C sort) >"$work/all"

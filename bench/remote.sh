@@ -53,7 +53,7 @@ trap 'stop_servers; cleanup' EXIT
 mkdir -p "$mnt" "$T/www" "$T/one" "$T/big"
 
 drop() { sync; echo 3 > /proc/sys/vm/drop_caches; }
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$here/lib.sh"
 # Image bytes sent for ranged GETs since the log was emptied.
 log_bytes() { awk '$1 == "GET" { s += $5 } END { print s + 0 }' "$NGINX_LOG"; }
 log_requests() { wc -l <"$NGINX_LOG"; }

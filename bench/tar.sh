@@ -54,7 +54,7 @@ fi
 mkdir -p "$WORK"
 
 # median of the numbers on stdin
-median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$here/lib.sh"
 # timed OUT COMMAND...: seconds of one run into OUT's list
 timed() {
 	local out=$1 t0 t1

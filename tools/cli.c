@@ -220,8 +220,7 @@ void cli_warn_missing_devices(const char *cmd, ek_image *img, const char *name,
 
 	ek_get_super_info(img, &sb);
 	for (unsigned int k = 1; k <= sb.extra_devices && !ek_get_device_info(img, k, &d); k++)
-		if (!d.own_file && (d.physical == UINT64_MAX || d.physical > sb.image_size ||
-				    d.size > sb.image_size - d.physical))
+		if (!d.readable)
 			cli_warn(cmd, "%s: extra device %u is not in the image file and its file is "
 				 "not given (%s): the files on it cannot be read", name, k, how);
 }

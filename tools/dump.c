@@ -123,13 +123,13 @@ static void algorithms_string(uint16_t bitmap, char *out, size_t size)
 }
 
 /* Where each extra device is read from, in words. */
-static const char *device_source(const ek_device_info *d, uint64_t image_size)
+static const char *device_source(const ek_device_info *d)
 {
 	if (d->own_file)
 		return "its own file";
 	if (d->physical == UINT64_MAX)
 		return "nowhere (its file not given)";
-	if (d->physical > image_size || d->size > image_size - d->physical)
+	if (!d->readable)
 		return "nowhere (the image file ends before it; its file not given)";
 	return "the image file";
 }
@@ -147,7 +147,7 @@ static void print_device_json(const ek_device_info *d, bool first)
 		printf("%llu}", (unsigned long long)d->physical);
 }
 
-static void print_device_text(const ek_device_info *d, unsigned int k, uint64_t image_size)
+static void print_device_text(const ek_device_info *d, unsigned int k)
 {
 	char label[32], size[48] = "size not recorded";
 
@@ -155,7 +155,7 @@ static void print_device_text(const ek_device_info *d, unsigned int k, uint64_t 
 	if (d->blocks)
 		snprintf(size, sizeof(size), "%llu blocks", (unsigned long long)d->blocks);
 	printf("%-21s%s at unified block %llu, read from %s", label, size,
-	       (unsigned long long)d->uniaddr, device_source(d, image_size));
+	       (unsigned long long)d->uniaddr, device_source(d));
 	if (d->tag[0]) {
 		fputs(", tag '", stdout);
 		show_name(d->tag, strlen(d->tag));
@@ -164,30 +164,26 @@ static void print_device_text(const ek_device_info *d, unsigned int k, uint64_t 
 	putchar('\n');
 }
 
-/* Each extra device of the image's device table. */
-static void print_devices(ek_image *img, bool json)
+/* Each of the image's count extra devices. */
+static void print_devices(ek_image *img, unsigned int count, bool json)
 {
-	ek_super_info sb;
 	ek_device_info d;
 
-	ek_get_super_info(img, &sb);
-	for (unsigned int k = 1; k <= sb.extra_devices && !ek_get_device_info(img, k, &d); k++) {
+	for (unsigned int k = 1; k <= count && !ek_get_device_info(img, k, &d); k++) {
 		if (json)
 			print_device_json(&d, k == 1);
 		else
-			print_device_text(&d, k, sb.image_size);
+			print_device_text(&d, k);
 	}
 }
 
-/* The extra device whose own file holds physical offset off: its number
- * (0: none, the image file) and the offset in that file. */
-static unsigned int device_of(ek_image *img, uint64_t off, uint64_t *in)
+/* Of img's devices, the one whose own file holds physical offset off:
+ * its number (0: none, the image file) and the offset in that file. */
+static unsigned int device_of(ek_image *img, unsigned int devices, uint64_t off, uint64_t *in)
 {
-	ek_super_info sb;
 	ek_device_info d;
 
-	ek_get_super_info(img, &sb);
-	for (unsigned int k = 1; k <= sb.extra_devices && !ek_get_device_info(img, k, &d); k++)
+	for (unsigned int k = 1; k <= devices && !ek_get_device_info(img, k, &d); k++)
 		if (d.own_file && off >= d.physical && off - d.physical < d.size) {
 			*in = off - d.physical;
 			return k;
@@ -224,7 +220,7 @@ static int dump_super(ek_image *img, bool json)
 		       sb.checksum_present ? "true" : "false", algs,
 		       (unsigned long long)sb.packed_nid,
 		       (unsigned long long)sb.metabox_nid, sb.extra_devices);
-		print_devices(img, true);
+		print_devices(img, sb.extra_devices, true);
 		puts("]}");
 		return EXIT_OK;
 	}
@@ -251,7 +247,7 @@ static int dump_super(ek_image *img, bool json)
 		printf("Metabox nid:         %llu\n", (unsigned long long)sb.metabox_nid);
 	if (sb.extra_devices)
 		printf("Extra devices:       %u\n", sb.extra_devices);
-	print_devices(img, false);
+	print_devices(img, sb.extra_devices, false);
 	return EXIT_OK;
 }
 
@@ -282,8 +278,12 @@ static int print_xattr(void *ctx, const char *name, size_t name_len,
 static int print_extents(ek_inode *inode, bool json, ek_error *err)
 {
 	const ek_stat *st = ek_inode_stat(inode);
+	ek_image *img = ek_inode_image(inode);
 	uint64_t off = 0;
 	bool first = true;
+	ek_super_info sb;
+
+	ek_get_super_info(img, &sb);
 
 	while (off < st->size) {
 		char where[64] = "";
@@ -294,8 +294,9 @@ static int print_extents(ek_inode *inode, bool json, ek_error *err)
 
 		if (ret)
 			return ret;
-		device = e.in_metadata || (e.kind != EK_EXTENT_PLAIN && e.kind != EK_EXTENT_COMPRESSED) ?
-			 0 : device_of(ek_inode_image(inode), e.physical, &in);
+		device = !sb.extra_devices || e.in_metadata ||
+			 (e.kind != EK_EXTENT_PLAIN && e.kind != EK_EXTENT_COMPRESSED) ?
+			 0 : device_of(img, sb.extra_devices, e.physical, &in);
 		if (device)
 			snprintf(where, sizeof(where), json ? ", \"device\": %u, \"device_offset\": %llu" :
 				 " on device %u +%llu", device, (unsigned long long)in);

@@ -181,6 +181,8 @@ typedef struct ek_device_info {
 	uint64_t physical;
 	uint64_t size;            /* bytes from there: its blocks' or, not given,
 	                             its file's; 0: not known (the slot's 0) */
+	int readable;             /* it lies where it is read: in its own file,
+	                             or wholly in the image file */
 } ek_device_info;
 
 /* Device number (1 to ek_super_info.extra_devices) into *out; -ENOENT

@@ -5,12 +5,11 @@
 int backend_open(const char *name, const ek_open_options *o, uint64_t *borrow,
 		struct io **out, ek_error *err)
 {
-	if (ek_is_url(name)) {
-		*borrow = 0;
-		return remote_open(name, o ? &o->http : NULL, out, err);
-	}
-	if (o && o->io == EK_IO_URING)
+	bool url = ek_is_url(name);
+
+	if (!url && o && o->io == EK_IO_URING)
 		return io_open_uring(name, borrow, out, err);
 	*borrow = 0;
-	return io_open_pread(name, out, err);
+	return url ? remote_open(name, o ? &o->http : NULL, out, err)
+		   : io_open_pread(name, out, err);
 }

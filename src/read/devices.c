@@ -142,11 +142,10 @@ int devices_load(ek_image *img, ek_error *err)
 
 	/* The bit doubles as COMPR_HEAD2; zero extra devices is valid. */
 	if (!table) {
-		if (img->opts.devices && img->opts.devices[0])
-			return err_fail(err, -EINVAL, "the image has no extra devices, %u file%s given",
-					count_given(img->opts.devices),
-					count_given(img->opts.devices) == 1 ? " was" : "s were");
-		return 0;
+		unsigned int n = img->opts.devices ? count_given(img->opts.devices) : 0;
+
+		return n ? err_fail(err, -EINVAL, "the image has no extra devices, %u file%s given",
+				    n, n == 1 ? " was" : "s were") : 0;
 	}
 	ret = read_table(img, err);
 	if (!ret && img->opts.devices && img->opts.devices[0])
@@ -168,5 +167,8 @@ int ek_get_device_info(const ek_image *img, unsigned int number, ek_device_info 
 	out->own_file = d->own_file;
 	out->physical = d->base ? d->base << img->blkszbits : UINT64_MAX;
 	out->size = d->span;
+	out->readable = d->own_file ||
+			(d->base && out->physical <= img->file_size &&
+			 d->span <= img->file_size - out->physical);
 	return 0;
 }

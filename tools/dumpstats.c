@@ -20,10 +20,16 @@
 #define LAYOUTS 5       /* ek_inode_detail.layout: 0..4 */
 #define ALGORITHMS 4    /* ek_extent.algorithm: lz4, lzma, deflate, zstd */
 
-enum store { STORE_PLAIN, STORE_COMPRESSED, STORE_INLINE, STORE_FRAGMENT, STORE_HOLE, STORES };
+/* STORE_ABSENT ("elsewhere"): chunks on an extra device whose file was
+ * not given (--device), so neither their place nor their blocks are
+ * known. */
+enum store {
+	STORE_PLAIN, STORE_COMPRESSED, STORE_INLINE, STORE_FRAGMENT, STORE_HOLE, STORE_ABSENT,
+	STORES
+};
 
 static const char *const store_names[STORES] = {
-	"plain", "compressed", "inline", "fragments", "holes",
+	"plain", "compressed", "inline", "fragments", "holes", "elsewhere",
 };
 
 static const struct {
@@ -75,6 +81,23 @@ static enum store store_of(const ek_extent *x)
 	}
 }
 
+/* The chunk at `offset` of a chunk-based file as an extent of
+ * STORE_ABSENT: ek_map refuses it (-ENXIO) as its device is not given,
+ * which the counts report instead of failing the listing. */
+static void absent_chunk(const struct stats *s, const struct image_entry *e, uint64_t offset,
+			 ek_extent *x)
+{
+	ek_inode_detail d;
+	uint64_t chunk;
+
+	ek_inode_get_detail(e->inode, &d);
+	/* i_u's low five bits: log2 of the chunk size in blocks. */
+	chunk = (uint64_t)s->blksz << (d.raw_u & 31);
+	memset(x, 0, sizeof(*x));
+	x->logical = offset / chunk * chunk;
+	x->length = chunk;
+}
+
 /* Where a regular file's bytes are, extent by extent; and the blocks
  * that hold them.  The packed inode's bytes are files' already
  * (file_bytes false): only its blocks and their algorithm count. */
@@ -88,13 +111,16 @@ static int count_data(struct stats *s, const struct image_entry *e, bool file_by
 		enum store where;
 		uint64_t stored;
 		int ret = ek_map(e->inode, offset, &x, err), seen;
+		bool absent = ret == -ENXIO;
 
-		if (ret)
+		if (absent)
+			absent_chunk(s, e, offset, &x);
+		else if (ret)
 			return ret;
 		/* The last extent may run past the end (a pcluster's tail). */
 		if (x.length > e->st->size - x.logical)
 			x.length = e->st->size - x.logical;
-		where = store_of(&x);
+		where = absent ? STORE_ABSENT : store_of(&x);
 		if (file_bytes)
 			s->logical[where] += x.length;
 		if (where == STORE_COMPRESSED && x.algorithm < ALGORITHMS)
@@ -228,7 +254,8 @@ static void print_text(const struct stats *s, const ek_super_info *sb)
 	printf("File data:           %" PRIu64 " bytes\n", s->data);
 	for (i = 0; i < STORES; i++)
 		if (s->logical[i])
-			printf("  %-19s%" PRIu64 "\n", store_names[i], s->logical[i]);
+			printf("  %-19s%" PRIu64 "%s\n", store_names[i], s->logical[i],
+			       i == STORE_ABSENT ? " (on extra devices not given: --device FILE)" : "");
 	/* Inline data and holes take no blocks of their own. */
 	printf("Data blocks:         %" PRIu64 " bytes, for the %" PRIu64 " bytes above in plain, "
 	       "compressed and fragments (%.2fx)\n", s->stored, own + s->logical[STORE_FRAGMENT],

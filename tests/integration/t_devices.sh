@@ -109,6 +109,18 @@ grep -q "/sub/text" err.txt || fail "fsck without the blob does not name /sub/te
 "$E" dump --cat /empty img4096 | cmp - src/empty || fail "an empty file without the blob"
 expect_exit 2 "$E" dump --cat /rand img4096 >/dev/null 2>err.txt
 grep -q "extra device 1" err.txt || fail "dump --cat without the blob: $(cat err.txt)"
+# dump --stats counts the blob's bytes as elsewhere; with it, as plain:
+# the same file bytes either way.
+"$E" dump --stats --json img4096 >st-none.json || fail "dump --stats without the blob failed"
+"$E" dump --stats --json --device blob4096 img4096 >st-blob.json || fail "dump --stats with the blob failed"
+python3 - st-none.json st-blob.json <<'PY' || fail "dump --stats: the blob's bytes are not counted alike"
+import json, sys
+none, blob = (json.load(open(p)) for p in sys.argv[1:3])
+n, b = none["data_by_store"], blob["data_by_store"]
+assert n["elsewhere"] > 0 and n["plain"] == 0 and none["stored_bytes"] == 0, n
+assert b["elsewhere"] == 0 and b["plain"] == n["elsewhere"], (n, b)
+assert none["data_bytes"] == blob["data_bytes"] == sum(n.values()) == sum(b.values())
+PY
 mkdir -p m-none
 "$E" mount img4096 m-none 2>err.txt || fail "erofskit mount without the blob failed: $(cat err.txt)"
 _mounts+=("$T/m-none")

@@ -181,9 +181,9 @@ static int mkfs_filter(struct translation *t, const char *value)
 static const struct row mkfs_rows[] = {
 	{ "-b", VALUE, PASS, "-b", NULL, "-b SIZE", "block size" },
 	{ "-C", VALUE, PASS, "-C", NULL, "-C SIZE", "largest physical cluster" },
-	{ "-z", VALUE, PASS, "-z", NULL, "-z ALG[,LEVEL]",
-	  "one algorithm: lz4, lz4hc, deflate, zstd, lzma (also ALG,level=N;\n"
-	  "                         no ':' alternatives)" },
+	{ "-z", VALUE, PASS, "-z", NULL, "-z ALG[,LEVEL][:ALG2...]",
+	  "lz4, lz4hc, deflate, zstd, lzma (also ALG,level=N); up to eight,\n"
+	  "                         split by ':', for --compress-hints to pick" },
 	{ "-E", VALUE, PASS, "-E", NULL, "-E OPT[,OPT]",
 	  "ztailpacking, fragments[=SIZE], all-fragments[=SIZE], dedupe, fragdedupe=MODE,\n"
 	  "                         noinline_data, 48bit, xattr-name-filter, force-inode-compact,\n"
@@ -227,7 +227,7 @@ static const struct row mkfs_rows[] = {
 	{ "--file-contexts", VALUE, PASS, "--file-contexts", NULL, "--file-contexts=FILE",
 	  "SELinux labels from a file_contexts file" },
 	{ "--compress-hints", VALUE, PASS, "--compress-hints", NULL, "--compress-hints=FILE",
-	  "per-file cluster sizes: lines 'SIZE [0] REGEX'" },
+	  "per-file cluster sizes and algorithms: lines 'SIZE [K] REGEX'" },
 	{ "--fs-config-file", VALUE, PASS, "--fs-config-file", NULL, "--fs-config-file=FILE",
 	  "owners, modes and capabilities from Android's canned fs_config" },
 	{ "--mount-point", VALUE, PASS, "--mount-point", NULL, "--mount-point=PATH",

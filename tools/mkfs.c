@@ -31,11 +31,13 @@ static void usage(FILE *f)
 "options:\n"
 "  -b SIZE               block size: 512, 1024, 2048 or 4096 (default 4096)\n"
 "  -z ALG[,level=N]      compress: lz4, lz4hc, deflate, zstd or lzma\n"
-"                        (also -zALG,N; lzma levels 100..109 are 'extreme')\n"
+"                        (also -zALG,N; lzma levels 100..109 are 'extreme');\n"
+"                        ALG:ALG2:... more, for --compress-hints to pick\n"
 "  -C BYTES              physical cluster size, a block multiple up to 1M\n"
 "  -m SIZE[:ALG]         compress the metadata too: inodes, xattrs, indexes\n"
 "                        and inline tails go into a metabox inode,\n"
-"                        compressed in SIZE-byte clusters with -z's algorithm\n"
+"                        compressed in SIZE-byte clusters with -z's (first)\n"
+"                        algorithm\n"
 "                        (ALG may only repeat it); implies -E48bit; Linux\n"
 "                        6.17 and later only (the kernel calls it\n"
 "                        experimental)\n"
@@ -130,10 +132,11 @@ static void usage(FILE *f)
 "                        repeatable\n"
 "  --exclude-regex RE    leave out what the POSIX extended regular expression\n"
 "                        RE matches a part of such a path of; repeatable\n"
-"  --compress-hints FILE per-file cluster sizes: FILE's lines 'SIZE REGEX'\n"
-"                        (or 'SIZE 0 REGEX'); a compressed file whose path\n"
-"                        (as for --exclude-regex) the first REGEX matches\n"
-"                        gets SIZE-byte clusters instead of -C's\n"
+"  --compress-hints FILE per-file cluster sizes and algorithms: FILE's\n"
+"                        lines 'SIZE [K] REGEX'; a compressed file whose\n"
+"                        path (as for --exclude-regex) the first REGEX\n"
+"                        matches gets SIZE-byte clusters instead of -C's,\n"
+"                        compressed with -z's K-th algorithm (from 0)\n"
 "  --tar                 the source is a tar archive, read as a stream;\n"
 "                        its data is copied into the image (also --tar=f);\n"
 "                        with =i, index mode: the image holds the metadata\n"
@@ -429,8 +432,8 @@ static int parse_metabox(const char *arg, ek_build_options *o, const char **alg)
 	return 0;
 }
 
-/* The metabox is compressed with the data's algorithm: erofskit writes one
- * algorithm per image, so -m's may only name that one again. */
+/* The metabox is compressed with the data's (first) algorithm: -m's may
+ * only name that one again. */
 static int check_metabox_alg(const char *alg, const ek_build_options *o)
 {
 	ek_build_options m;
@@ -441,7 +444,8 @@ static int check_metabox_alg(const char *alg, const ek_build_options *o)
 		cli_error(CMD, "-m ...:%s: %s", alg, err.message);
 		return -1;
 	}
-	if (m.compressor != o->compressor || (m.level >= 0 && m.level != o->level)) {
+	if (m.compressor != o->compressor || (m.level >= 0 && m.level != o->level) ||
+	    m.extra_codec_count) {
 		cli_error(CMD, "-m ...:%s: the metabox is compressed like the data (-z); "
 			       "a second algorithm or level is not supported", alg);
 		return -1;

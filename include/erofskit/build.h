@@ -74,6 +74,17 @@ enum ek_inode_form {
 	                               (-Eforce-inode-extended) */
 };
 
+/* The most algorithms an image is built with: compressor and up to
+ * EK_CODECS_MAX - 1 extra_codecs. */
+#define EK_CODECS_MAX 8
+
+/* One more algorithm and its settings (mkfs.erofs -z A:B: B's). */
+typedef struct ek_build_codec {
+	enum ek_compressor compressor;
+	int level;                  /* -1: the algorithm's default */
+	uint32_t dict_size;         /* lzma/deflate dictionary; 0: default */
+} ek_build_codec;
+
 typedef struct ek_build_options {
 	uint32_t block_size;        /* 512..4096, power of two; default 4096 */
 
@@ -151,6 +162,14 @@ typedef struct ek_build_options {
 	 * any larger value (the kernel takes 12 at most) */
 	uint32_t max_extent_bytes;
 	uint32_t dict_size;         /* lzma/deflate dictionary; 0: default */
+	/* more algorithms, for compress_hints rules to pick a file's (as
+	 * mkfs.erofs -z A:B:C): rule algorithm k takes extra_codecs[k - 1],
+	 * 0 the compressor above, which compresses every other file, the
+	 * packed inode and the metabox.  Each one's encoder is made where a
+	 * file needs it; an algorithm no file uses still gets its superblock
+	 * record, as mkfs.erofs writes one for each it is given. */
+	ek_build_codec extra_codecs[EK_CODECS_MAX - 1];
+	unsigned int extra_codec_count;
 	unsigned int workers;       /* threads; 0: one per CPU this process
 	                               may use, 1: the calling thread alone */
 
@@ -255,13 +274,14 @@ typedef struct ek_build_options {
 	const char *const *exclude_paths;
 	const char *const *exclude_regexes;
 	/* Per-file compressed cluster sizes, from the file at this path
-	 * (mkfs.erofs --compress-hints): rules "SIZE [0] REGEX", one a line
-	 * ('#' starts a comment line).  A compressed regular file takes the
-	 * first rule whose REGEX (POSIX extended) is found in its path, seen
-	 * as exclude_regexes see it (an archive's entry: its name cleaned of
-	 * "./" and repeated '/'), and its clusters hold at most SIZE bytes
-	 * (whole blocks, as pcluster_size) instead of pcluster_size.  The 0
-	 * is the algorithm, -z's (the only one).  NULL: none. */
+	 * (mkfs.erofs --compress-hints): rules "SIZE [ALGORITHM] REGEX", one
+	 * a line ('#' starts a comment line).  A compressed regular file
+	 * takes the first rule whose REGEX (POSIX extended) is found in its
+	 * path, seen as exclude_regexes see it (an archive's entry: its name
+	 * cleaned of "./" and repeated '/'), and its clusters hold at most
+	 * SIZE bytes (whole blocks, as pcluster_size) instead of
+	 * pcluster_size, compressed with ALGORITHM: 0 (the default) the
+	 * compressor, k extra_codecs[k - 1].  NULL: none. */
 	const char *compress_hints;
 
 	ek_progress_fn progress;
@@ -345,7 +365,9 @@ EK_API int ek_build_oci_layers(const char *out_dir, const char *layout,
 			       void *ctx, ek_error *err);
 
 /* Parse a compressor spec as mkfs.erofs takes it: "lz4", "lz4hc,9",
- * "deflate,level=9", "zstd,level=15", "lzma,level=109,dictsize=65536". */
+ * "deflate,level=9", "zstd,level=15", "lzma,level=109,dictsize=65536";
+ * and a list of them split by ':' ("lz4hc,12:lzma,6"), the first the
+ * compressor, the others extra_codecs in order. */
 EK_API int ek_parse_compressor(const char *spec, ek_build_options *o, ek_error *err);
 
 /* Parse mkfs.erofs's extended options, a comma list: "ztailpacking",

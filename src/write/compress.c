@@ -68,26 +68,73 @@ static void add_record(struct build *b, unsigned int alg, const struct fmt_zconf
 	b->sb_tail_size += (uint32_t)fmt_zconfig_encode(alg, cfg, b->sb_tail + b->sb_tail_size);
 }
 
+#define MAX_OF(a, b) ((a) > (b) ? (a) : (b))
+
+/* The superblock's records: one per algorithm of -z's list, in increasing
+ * id as the kernel reads them, each the largest of what that algorithm's
+ * settings need (lz4 and lz4hc, or two levels of one, share one). */
+static void add_records(struct build *b, const struct zbuilder *zb,
+			const struct fmt_zconfig *cfgs)
+{
+	unsigned int alg, k;
+
+	for (alg = 0; alg < EROFS_ALG_MAX; alg++) {
+		struct fmt_zconfig m = { 0 };
+
+		if (!(zb->algorithms & (1u << alg)))
+			continue;
+		for (k = 0; k < zb->ncodecs; k++) {
+			const struct fmt_zconfig *c = &cfgs[k];
+
+			if (zb->codecs[k].codec->algorithm != alg)
+				continue;
+			m.lz4_max_distance = MAX_OF(m.lz4_max_distance, c->lz4_max_distance);
+			m.lz4_max_pclusterblks = MAX_OF(m.lz4_max_pclusterblks,
+							c->lz4_max_pclusterblks);
+			m.lzma_dict_size = MAX_OF(m.lzma_dict_size, c->lzma_dict_size);
+			m.deflate_windowbits = MAX_OF(m.deflate_windowbits, c->deflate_windowbits);
+			m.zstd_windowlog = MAX_OF(m.zstd_windowlog, c->zstd_windowlog);
+		}
+		add_record(b, alg, &m);
+	}
+}
+
+/* The image's algorithms, each configured for clusters up to `largest`
+ * (cfgs: what each one's record takes). */
+static void setup_codecs(struct zbuilder *zb, uint32_t largest, struct fmt_zconfig *cfgs)
+{
+	const ek_build_options *o = &zb->b->o;
+	unsigned int k;
+
+	zb->ncodecs = o->extra_codec_count + 1;
+	for (k = 0; k < zb->ncodecs; k++) {
+		ek_build_codec want = build_codec(o, k);
+		struct zcodec *zc = &zb->codecs[k];
+
+		zc->codec = codec_get(want.compressor);
+		zc->ep.level = want.level < 0 ? zc->codec->level_default : want.level;
+		zc->ep.block_size = zb->b->blksz;
+		zc->ep.dict_size = want.dict_size;
+		zc->codec->encoder->configure(&zc->ep, largest, &cfgs[k]);
+		zb->algorithms |= (uint16_t)(1u << zc->codec->algorithm);
+	}
+}
+
 int zbuild_setup(struct build *b)
 {
 	const ek_build_options *o = &b->o;
-	const struct codec *c = codec_get(o->compressor);
-	struct fmt_zconfig cfg = { 0 };
+	struct fmt_zconfig cfgs[EK_CODECS_MAX] = { { 0 } };
 	struct zbuilder *zb;
 	uint32_t largest;
 	unsigned int i;
 
-	if (!c)
+	if (o->compressor == EK_COMPRESS_NONE)
 		return 0;   /* options are valid: uncompressed */
 	zb = calloc(1, sizeof(*zb));
 	if (!zb)
 		return err_fail(b->err, -ENOMEM, "out of memory");
 	b->z = zb;
 	zb->b = b;
-	zb->codec = c;
-	zb->ep.level = o->level < 0 ? c->level_default : o->level;
-	zb->ep.block_size = b->blksz;
-	zb->ep.dict_size = o->dict_size;
 	zb->pcluster = o->pcluster_size ? o->pcluster_size : b->blksz;
 	zb->extent_input = o->max_extent_bytes && o->max_extent_bytes < EXTENT_INPUT_MAX ?
 			   o->max_extent_bytes : EXTENT_INPUT_MAX;
@@ -114,19 +161,19 @@ int zbuild_setup(struct build *b)
 	zb->lock_ready = true;
 	if (zbuild_buffers_init(zb))
 		return err_fail(b->err, -ENOMEM, "out of memory");
-	c->encoder->configure(&zb->ep, largest, &cfg);
+	setup_codecs(zb, largest, cfgs);
 
 	b->feature_incompat |= EROFS_INCOMPAT_ZERO_PADDING;
-	if (zb->big || c->algorithm != EROFS_ALG_LZ4) {
+	if (zb->big || zb->algorithms != 1u << EROFS_ALG_LZ4) {
 		b->feature_incompat |= EROFS_INCOMPAT_COMPR_CFGS;
-		add_record(b, c->algorithm, &cfg);
+		add_records(b, zb, cfgs);
 	}
 
 	zb->wk = calloc(zb->workers, sizeof(*zb->wk));
 	if (!zb->wk)
 		return err_fail(b->err, -ENOMEM, "out of memory");
 	for (i = 0; i < zb->workers; i++) {
-		if (encoder_create(c, &zb->ep, &zb->wk[i].enc))
+		if (encoder_create(zb->codecs[0].codec, &zb->codecs[0].ep, &zb->wk[i].enc[0]))
 			return err_fail(b->err, -ENOMEM, "cannot create a compressor");
 		zb->wk[i].pcluster = malloc(largest);
 		if (!zb->wk[i].pcluster)
@@ -140,7 +187,7 @@ int zbuild_setup(struct build *b)
 void zbuild_teardown(struct build *b)
 {
 	struct zbuilder *zb = b->z;
-	unsigned int i;
+	unsigned int i, k;
 
 	if (!zb)
 		return;
@@ -152,7 +199,8 @@ void zbuild_teardown(struct build *b)
 		pthread_cond_destroy(&zb->spilled);
 	}
 	for (i = 0; zb->wk && i < zb->workers; i++) {
-		encoder_destroy(zb->wk[i].enc);
+		for (k = 0; k < zb->ncodecs; k++)
+			encoder_destroy(zb->wk[i].enc[k]);
 		free(zb->wk[i].pcluster);
 	}
 	free(zb->wk);
@@ -166,7 +214,7 @@ void zbuild_teardown(struct build *b)
 uint16_t zbuild_sb_u1(const struct build *b)
 {
 	if (b->feature_incompat & EROFS_INCOMPAT_COMPR_CFGS)
-		return (uint16_t)(1u << b->z->codec->algorithm);
+		return b->z->algorithms;
 	return 65535;   /* lz4's largest match distance, as mkfs.erofs writes */
 }
 

@@ -5,9 +5,9 @@
  * unanchored, as --exclude-regex's) is found in its path under the
  * source, "usr/lib/libc.so.6", and its pclusters hold at most SIZE bytes
  * instead of -C's: small clusters where reads are random and small, big
- * ones where files are read whole.  ALGORITHM is upstream's index into
- * its list of algorithms; erofskit writes one per image, so only 0 is
- * taken.
+ * ones where files are read whole, compressed with ALGORITHM, a place in
+ * -z's list of algorithms (0, the first, when not given): a fast one for
+ * what is read often, a strong one for the rest.
  */
 #include <errno.h>
 #include <regex.h>
@@ -21,6 +21,7 @@
 
 struct hint {
 	uint32_t cluster;
+	unsigned int algorithm;
 	regex_t pattern;
 };
 
@@ -61,12 +62,12 @@ static unsigned int split_words(char *line, char **words, unsigned int max)
 }
 
 /* One rule from a line of 2 or 3 words; errors without the place. */
-static int parse_rule(char **words, unsigned int n,
-		      int (*check)(const void *ctx, uint32_t size, ek_error *err),
-		      const void *ctx, struct hint *rule, ek_error *err)
+static int parse_rule(char **words, unsigned int n, hints_check_fn check, const void *ctx,
+		      struct hint *rule, ek_error *err)
 {
 	const char *pattern;
 	uint64_t size;
+	unsigned long algorithm = 0;
 	int code;
 
 	if (n < 2 || n > 3)
@@ -74,10 +75,16 @@ static int parse_rule(char **words, unsigned int n,
 	pattern = words[n - 1];
 	if (ek_parse_size(words[0], &size) || size > UINT32_MAX)
 		return err_fail(err, -EINVAL, "'%s' is not a cluster size", words[0]);
-	if (n == 3 && strcmp(words[1], "0"))
-		return err_fail(err, -EINVAL, "algorithm '%s': erofskit writes one algorithm per "
-				"image, so only 0 (-z's) is taken", words[1]);
-	code = check(ctx, (uint32_t)size, err);
+	if (n == 3) {
+		char *end;
+
+		/* Digits only: strtoul would take "-1" and " 1". */
+		algorithm = strtoul(words[1], &end, 10);
+		if (words[1][0] < '0' || words[1][0] > '9' || *end || algorithm > EK_CODECS_MAX)
+			return err_fail(err, -EINVAL, "algorithm '%s': a place in -z's list "
+					"(0 for the first)", words[1]);
+	}
+	code = check(ctx, (uint32_t)size, (unsigned int)algorithm, err);
 	if (code)
 		return code;
 	code = regcomp(&rule->pattern, pattern, REG_EXTENDED | REG_NOSUB);
@@ -88,6 +95,7 @@ static int parse_rule(char **words, unsigned int n,
 		return err_fail(err, -EINVAL, "pattern '%s': %s", pattern, why);
 	}
 	rule->cluster = (uint32_t)size;
+	rule->algorithm = (unsigned int)algorithm;
 	return 0;
 }
 
@@ -108,8 +116,8 @@ static int add_rule(struct hints *h, unsigned int *cap, struct hint *rule)
 	return 0;
 }
 
-int hints_open(const char *path, int (*check)(const void *ctx, uint32_t size, ek_error *err),
-	       const void *ctx, struct hints **out, ek_error *err)
+int hints_open(const char *path, hints_check_fn check, const void *ctx, struct hints **out,
+	       ek_error *err)
 {
 	struct hints *h = calloc(1, sizeof(*h));
 	FILE *f = fopen(path, "re");
@@ -188,6 +196,11 @@ unsigned int hints_rule(const struct hints *h, const char *rel)
 uint32_t hints_cluster(const struct hints *h, unsigned int rule)
 {
 	return h->rules[rule - 1]->cluster;
+}
+
+unsigned int hints_algorithm(const struct hints *h, unsigned int rule)
+{
+	return h->rules[rule - 1]->algorithm;
 }
 
 uint32_t hints_largest(const struct hints *h)

@@ -124,6 +124,8 @@ int build_set_owner(struct build *b, struct tnode *n, uint32_t uid, uint32_t gid
 
 /* options.c: check b->o and resolve what it leaves to the library. */
 int build_check_options(struct build *b);
+/* The image's algorithm k: 0 the compressor, k extra_codecs[k - 1]. */
+ek_build_codec build_codec(const ek_build_options *o, unsigned int k);
 
 /* scan.c: walk the source directory into b->tree, leaving out what
  * exclude.c says: the file at image_path (the image being replaced)

@@ -32,17 +32,15 @@ void ek_build_options_init(ek_build_options *o)
 	o->dedupe = EK_DEFAULT;
 }
 
-int ek_parse_compressor(const char *spec, ek_build_options *o, ek_error *err)
+/* One algorithm of a -z spec: "NAME[,LEVEL|,level=N][,dictsize=SIZE]". */
+static int parse_codec(char *part, const char *spec, ek_build_codec *out, ek_error *err)
 {
-	char buf[128], *tok, *save = NULL;
+	char *tok, *save = NULL;
 	const struct codec *c;
 
-	if (strlen(spec) >= sizeof(buf))
-		return err_fail(err, -EINVAL, "compressor spec '%s' is too long", spec);
-	strcpy(buf, spec);
-	tok = strtok_r(buf, ",", &save);
+	tok = strtok_r(part, ",", &save);
 	if (!tok)
-		return err_fail(err, -EINVAL, "empty compressor spec");
+		return err_fail(err, -EINVAL, "empty compressor spec in '%s'", spec);
 	c = codec_by_name(tok);
 	if (!c) {
 		char names[96];
@@ -50,8 +48,9 @@ int ek_parse_compressor(const char *spec, ek_build_options *o, ek_error *err)
 		codec_names(names, sizeof(names));
 		return err_fail(err, -EINVAL, "unknown compressor '%s' (%s)", tok, names);
 	}
-	o->compressor = (enum ek_compressor)(c - codec_get(0));
-	o->level = -1;
+	out->compressor = (enum ek_compressor)(c - codec_get(0));
+	out->level = -1;
+	out->dict_size = 0;
 	while ((tok = strtok_r(NULL, ",", &save))) {
 		const char *val = tok;
 		char *end;
@@ -67,7 +66,7 @@ int ek_parse_compressor(const char *spec, ek_build_options *o, ek_error *err)
 			if (ek_parse_size(tok + 9, &d) || d < c->dict_min || d > c->dict_max)
 				return err_fail(err, -EINVAL, "dictsize '%s': %s takes %u to %u bytes",
 						tok + 9, c->name, c->dict_min, c->dict_max);
-			o->dict_size = (uint32_t)d;
+			out->dict_size = (uint32_t)d;
 			continue;
 		}
 		v = strtol(val, &end, 10);
@@ -76,8 +75,39 @@ int ek_parse_compressor(const char *spec, ek_build_options *o, ek_error *err)
 		if (!codec_level_valid(c, (int)v))
 			return err_fail(err, -EINVAL, "level %ld is out of range for %s", v,
 					c->name);
-		o->level = (int)v;
+		out->level = (int)v;
 	}
+	return 0;
+}
+
+int ek_parse_compressor(const char *spec, ek_build_options *o, ek_error *err)
+{
+	ek_build_codec codecs[EK_CODECS_MAX];
+	char buf[256], *part, *next;
+	unsigned int n = 0, i;
+
+	if (strlen(spec) >= sizeof(buf))
+		return err_fail(err, -EINVAL, "compressor spec '%s' is too long", spec);
+	strcpy(buf, spec);
+	for (part = buf; part; part = next) {
+		int ret;
+
+		next = strchr(part, ':');
+		if (next)
+			*next++ = '\0';
+		if (n == EK_CODECS_MAX)
+			return err_fail(err, -EINVAL, "'%s': at most %u algorithms", spec,
+					EK_CODECS_MAX);
+		ret = parse_codec(part, spec, &codecs[n++], err);
+		if (ret)
+			return ret;
+	}
+	o->compressor = codecs[0].compressor;
+	o->level = codecs[0].level;
+	o->dict_size = codecs[0].dict_size;
+	o->extra_codec_count = n - 1;
+	for (i = 1; i < n; i++)
+		o->extra_codecs[i - 1] = codecs[i];
 	return 0;
 }
 
@@ -275,34 +305,46 @@ static int check_cluster(const struct codec *c, uint32_t pc, uint32_t bs, ek_err
 	return too_big_to_mount(c, pc, bs, err);
 }
 
-static int check_hint_cluster(const void *ctx, uint32_t size, ek_error *err)
+ek_build_codec build_codec(const ek_build_options *o, unsigned int k)
+{
+	ek_build_codec c = { o->compressor, o->level, o->dict_size };
+
+	return k ? o->extra_codecs[k - 1] : c;
+}
+
+static int check_hint(const void *ctx, uint32_t size, unsigned int codec, ek_error *err)
 {
 	const struct build *b = ctx;
 
-	return check_cluster(codec_get(b->o.compressor), size, b->blksz, err);
+	if (codec > b->o.extra_codec_count)
+		return err_fail(err, -EINVAL, "algorithm %u: -z lists %u, numbered from 0", codec,
+				b->o.extra_codec_count + 1);
+	return check_cluster(codec_get(build_codec(&b->o, codec).compressor), size, b->blksz,
+			     err);
 }
 
-static int check_compression(const ek_build_options *o, uint32_t bs, ek_error *err)
+/* One of the image's algorithms (k: its place in -z's list) and the
+ * clusters it compresses: -C's for each, the packed inode's and the
+ * metabox's for the first, which compresses those. */
+static int check_codec(const ek_build_options *o, unsigned int k, uint32_t bs, ek_error *err)
 {
-	const struct codec *c = codec_get(o->compressor);
+	ek_build_codec want = build_codec(o, k);
+	const struct codec *c = codec_get(want.compressor);
 	uint32_t pc = o->pcluster_size;
 	int ret;
 
-	if (!c) {
-		if (o->compressor != EK_COMPRESS_NONE)
-			return err_fail(err, -EINVAL, "unknown compressor %d", (int)o->compressor);
-		if (pc)
-			return err_fail(err, -EINVAL,
-					"a cluster size sets the compressed cluster: it needs a compressor");
-		return 0;
-	}
-	if (o->level >= 0 && !codec_level_valid(c, o->level))
-		return err_fail(err, -EINVAL, "level %d is out of range for %s", o->level, c->name);
-	if (o->dict_size && (o->dict_size < c->dict_min || o->dict_size > c->dict_max))
+	if (!c)
+		return err_fail(err, -EINVAL, "unknown compressor %d", (int)want.compressor);
+	if (want.level >= 0 && !codec_level_valid(c, want.level))
+		return err_fail(err, -EINVAL, "level %d is out of range for %s", want.level,
+				c->name);
+	if (want.dict_size && (want.dict_size < c->dict_min || want.dict_size > c->dict_max))
 		return err_fail(err, -EINVAL, "dictionary of %u bytes: %s takes %u to %u",
-				o->dict_size, c->name, c->dict_min, c->dict_max);
+				want.dict_size, c->name, c->dict_min, c->dict_max);
 	ret = pc ? check_cluster(c, pc, bs, err) : 0;
-	if (!ret && o->fragment_cluster)
+	if (ret || k)
+		return ret;
+	if (o->fragment_cluster)
 		ret = too_big_to_mount(c, o->fragment_cluster, bs, err);
 	if (ret)
 		return ret;
@@ -311,6 +353,28 @@ static int check_compression(const ek_build_options *o, uint32_t bs, ek_error *e
 				"metabox (-m) clusters of %u bytes: %s clusters of more than %u blocks do not mount in Linux",
 				o->metabox_cluster, c->name, c->cluster_blocks_max);
 	return 0;
+}
+
+static int check_compression(const ek_build_options *o, uint32_t bs, ek_error *err)
+{
+	unsigned int k;
+	int ret = 0;
+
+	if (o->compressor == EK_COMPRESS_NONE) {
+		if (o->pcluster_size)
+			return err_fail(err, -EINVAL,
+					"a cluster size sets the compressed cluster: it needs a compressor");
+		if (o->extra_codec_count)
+			return err_fail(err, -EINVAL,
+					"more algorithms than one, and the first is none");
+		return 0;
+	}
+	if (o->extra_codec_count > EK_CODECS_MAX - 1)
+		return err_fail(err, -EINVAL, "%u algorithms: at most %u", o->extra_codec_count + 1,
+				EK_CODECS_MAX);
+	for (k = 0; k <= o->extra_codec_count && !ret; k++)
+		ret = check_codec(o, k, bs, err);
+	return ret;
 }
 
 static bool chosen(int v)
@@ -480,7 +544,7 @@ int build_check_options(struct build *b)
 		ret = err_fail(b->err, -EINVAL, "compress hints set compressed clusters: "
 			       "they need a compressor");
 	if (!ret && b->o.compress_hints)
-		ret = hints_open(b->o.compress_hints, check_hint_cluster, b, &b->hints, b->err);
+		ret = hints_open(b->o.compress_hints, check_hint, b, &b->hints, b->err);
 	if (!ret && b->o.max_extent_bytes && b->o.compressor == EK_COMPRESS_NONE)
 		ret = err_fail(b->err, -EINVAL, "--max-extent-bytes bounds compressed extents: "
 			       "it needs a compressor");

@@ -50,7 +50,8 @@ static int queue_packed(struct zbuilder *zb, bool end);
 static void look_at_fragment(struct zbuilder *zb, struct ztask *t)
 {
 	t->ran = true;
-	t->compressible = probe_compressible(t->in, (size_t)t->len, zb->codec->entropy_coded);
+	t->compressible = probe_compressible(t->in, (size_t)t->len,
+					      zb->codecs[0].codec->entropy_coded);
 	if (t->compressible && packed_dedupes(zb->b, true, t->len))
 		digest_of(t->in, (size_t)t->len, t->digest);
 }
@@ -446,7 +447,8 @@ static int queue_segments(struct zbuilder *zb, struct zfile *f, bool whole_fragm
 	return ret;
 }
 
-/* A file's cluster: its --compress-hints rule's, else -C's. */
+/* A file's cluster: its --compress-hints rule's, else -C's (and its
+ * algorithm, below: the rule's, else the first). */
 static uint32_t file_cluster(const struct zbuilder *zb, const struct tnode *n)
 {
 	return n->hint ? hints_cluster(zb->b->hints, n->hint) : zb->pcluster;
@@ -461,6 +463,7 @@ static int queue_file(struct zbuilder *zb, struct tnode *n, int fd, bool whole_f
 		return err_fail(zb->b->err, -ENOMEM, "out of memory");
 	}
 	f->cluster = file_cluster(zb, n);
+	f->codec = n->hint ? (uint8_t)hints_algorithm(zb->b->hints, n->hint) : 0;
 	return queue_segments(zb, f, whole_fragment, zb->segment);
 }
 

@@ -18,9 +18,15 @@
 #include "write/zinternal.h"
 
 /* Dedupe keys tell apart the same bytes stored as different pclusters. */
-static uint64_t dedupe_tag(const struct zext *e)
+/* What besides its input makes a pcluster another's: its sizes, and the
+ * algorithm that decodes it (stored plain, none). */
+static uint64_t dedupe_tag(const struct zbuilder *zb, const struct zfile *f,
+			   const struct zext *e)
 {
-	return (uint64_t)e->llen | (uint64_t)e->blocks << 32 | (uint64_t)e->plain << 48;
+	uint64_t alg = e->plain ? 0 : 1u + zfile_codec(zb, f)->algorithm;
+
+	return (uint64_t)e->llen | (uint64_t)e->blocks << 32 | (uint64_t)e->plain << 48 |
+	       alg << 49;
 }
 
 static int keep_extent(struct build *b, struct zfile *f, uint64_t la, uint64_t blkaddr,
@@ -80,7 +86,7 @@ static int write_extents(struct zbuilder *zb, struct zfile *f, struct ztask *t,
 		uint64_t addr;
 
 		if (zfile_dedupes_pclusters(b, f) &&
-		    digtab_find(&b->pclusters, e->digest, dedupe_tag(e), &addr)) {
+		    digtab_find(&b->pclusters, e->digest, dedupe_tag(zb, f, e), &addr)) {
 			/* Stored already: what was read so far goes first. */
 			ret = flush(b, t->data, run_from, &run_len);
 			b->stats->dedupe_hits++;
@@ -93,7 +99,7 @@ static int write_extents(struct zbuilder *zb, struct zfile *f, struct ztask *t,
 			b->data_blk += e->blocks;
 			f->own_blocks += e->blocks;
 			if (zfile_dedupes_pclusters(b, f) &&
-			    digtab_add(&f->fresh, e->digest, dedupe_tag(e), addr))
+			    digtab_add(&f->fresh, e->digest, dedupe_tag(zb, f, e), addr))
 				ret = err_fail(b->err, -ENOMEM, "out of memory");
 		}
 		if (!ret)
@@ -290,7 +296,7 @@ static int encode_one(struct zbuilder *zb, struct zfile *f, const struct tail *t
 		header_arg = tail->len;
 		memcpy(z->index + size, tail->bytes, tail->len);
 	}
-	fmt_zmap_header_encode(z->index, advise, (uint8_t)zb->codec->algorithm, header_arg);
+	fmt_zmap_header_encode(z->index, advise, (uint8_t)zfile_codec(zb, f)->algorithm, header_arg);
 	if (full)
 		fmt_zindex_encode_full(lc, nlc, z->index + Z_HEADER_SIZE + Z_FULL_INDEX_SKIP);
 	else
@@ -334,7 +340,7 @@ static int encode_extents(struct zbuilder *zb, struct zfile *f, const struct tai
 	if (tail->kind == TAIL_FRAGMENT)
 		advise |= Z_ADVISE_FRAGMENT_PCLUSTER;
 	fmt_zmap_header_encode_extents(z->index, advise, f->next);
-	fmt_zindex_encode_extents(f->ext, f->next, b->blkszbits, zb->codec->algorithm,
+	fmt_zindex_encode_extents(f->ext, f->next, b->blkszbits, zfile_codec(zb, f)->algorithm,
 				  tail->fragment_off,
 				  z->index + size - f->next * Z_EXTENT_RECSZ);
 	z->index_len = size;
@@ -453,7 +459,7 @@ int zfile_finish(struct zbuilder *zb, struct zfile *f, struct ztask *last)
 		tail.la = last->tail_la;
 		tail.packed_estimate = probe_size(last->in + (tail.la - last->off),
 						  (size_t)(n->size - tail.la),
-						  zb->codec->entropy_coded);
+						  zb->codecs[0].codec->entropy_coded);
 	} else if (b->lay.tailpack && !f->packed && last->next) {
 		tail.held = &last->ext[last->next - 1];
 		choose_inline(zb, f, last, &tail);

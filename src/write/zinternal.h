@@ -27,9 +27,18 @@ struct zext {
 	uint8_t digest[DIGEST_SIZE]; /* of its input, when deduplicating */
 };
 
-/* Per-worker state: an encoder and one pcluster of output. */
+/* One of the image's algorithms (-z A:B: a compress hints rule picks
+ * one by its place in the list; the first compresses the rest). */
+struct zcodec {
+	const struct codec *codec;
+	struct encoder_params ep;
+};
+
+/* Per-worker state: an encoder per algorithm, made when a file of its
+ * comes to the worker (the first's at setup), and one pcluster of
+ * output. */
 struct zworker {
-	struct encoder *enc;
+	struct encoder *enc[EK_CODECS_MAX];
 	uint8_t *pcluster;
 };
 
@@ -42,6 +51,7 @@ struct zfile {
 	                            (the metabox is compressed as it is, and
 	                            placed at once) */
 	uint32_t cluster;        /* its pclusters' size, bytes */
+	uint8_t codec;           /* its algorithm: zbuilder.codecs[codec] */
 	unsigned int queued_segments;
 	struct fmt_zextent *ext; /* committed extents, in order */
 	size_t next, cap;
@@ -115,8 +125,9 @@ struct ztask {
 
 struct zbuilder {
 	struct build *b;
-	const struct codec *codec;
-	struct encoder_params ep;
+	struct zcodec codecs[EK_CODECS_MAX];
+	unsigned int ncodecs;
+	uint16_t algorithms;     /* the superblock's bitmap of them */
 	uint32_t pcluster;       /* bytes */
 	uint32_t extent_input;   /* the most input an extent takes */
 	uint32_t packed_pcluster;/* the packed inode's */
@@ -156,6 +167,12 @@ struct zbuilder {
 	size_t held_count, held_cap;
 	uint64_t held_spooled;   /* ... bytes of theirs waiting in the spool */
 };
+
+/* The algorithm f is compressed with. */
+static inline const struct codec *zfile_codec(const struct zbuilder *zb, const struct zfile *f)
+{
+	return zb->codecs[f->codec].codec;
+}
 
 /* Whether f's pclusters are hashed, looked up and remembered for
  * -Ededupe: not those of the packed inode or the metabox, which start

@@ -122,7 +122,7 @@ static int emit_plain_run(struct zbuilder *zb, struct ztask *t, uint64_t *pos,
 		*pos += llen;
 	} while (!ret && *pos < end &&
 		 !probe_compressible(t->in + *pos, end - *pos < blksz ? end - *pos : blksz,
-				     zb->codec->entropy_coded));
+				     zfile_codec(zb, t->file)->entropy_coded));
 	return ret;
 }
 
@@ -133,7 +133,7 @@ static int emit_plain_run(struct zbuilder *zb, struct ztask *t, uint64_t *pos,
  * nothing fits.  A pcluster of several blocks must reach past the
  * lcluster after its head (cofs: the head's offset in its lcluster). */
 static int fill_cluster(struct zbuilder *zb, struct ztask *t, struct zworker *w,
-			const uint8_t *in, uint64_t left, uint64_t cofs,
+			struct encoder *enc, const uint8_t *in, uint64_t left, uint64_t cofs,
 			size_t *hint, size_t *consumed, size_t *csize)
 {
 	uint32_t blksz = zb->b->blksz, full = t->file->cluster, cap = full;
@@ -141,7 +141,7 @@ static int fill_cluster(struct zbuilder *zb, struct ztask *t, struct zworker *w,
 	if (left > zb->extent_input)
 		left = zb->extent_input;
 	for (;;) {
-		int ret = encoder_fill(w->enc, in, (size_t)left, w->pcluster, cap,
+		int ret = encoder_fill(enc, in, (size_t)left, w->pcluster, cap,
 				       consumed, csize, cap == full ? hint : NULL);
 
 		if (ret == -ENOSPC) {
@@ -162,12 +162,12 @@ static int fill_cluster(struct zbuilder *zb, struct ztask *t, struct zworker *w,
 /* With tail packing, a final extent stored plain because it starts in
  * the last lcluster may still be inlined compressed: keep that form. */
 static void keep_tail_stream(struct zbuilder *zb, struct ztask *t, struct zworker *w,
-			     const uint8_t *in, uint64_t left)
+			     struct encoder *enc, const uint8_t *in, uint64_t left)
 {
 	size_t consumed = 0, csize = 0;
 
 	if (!zb->b->lay.tailpack || t->file->packed ||
-	    encoder_fill(w->enc, in, (size_t)left, w->pcluster, zb->b->blksz,
+	    encoder_fill(enc, in, (size_t)left, w->pcluster, zb->b->blksz,
 			 &consumed, &csize, NULL) || consumed != left || csize >= left)
 		return;
 	t->tail_stream = malloc(csize);
@@ -177,6 +177,15 @@ static void keep_tail_stream(struct zbuilder *zb, struct ztask *t, struct zworke
 	}
 }
 
+/* w's encoder for zb->codecs[k], made on first use: an algorithm only
+ * compress hints pick costs nothing where no file takes it. */
+static struct encoder *worker_encoder(struct zbuilder *zb, struct zworker *w, unsigned int k)
+{
+	if (!w->enc[k])
+		encoder_create(zb->codecs[k].codec, &zb->codecs[k].ep, &w->enc[k]);
+	return w->enc[k];
+}
+
 void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w)
 {
 	uint32_t blksz = zb->b->blksz;
@@ -184,13 +193,20 @@ void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w)
 	uint64_t last_lc = (size - 1) / blksz * blksz;   /* lclusters = blocks */
 	bool fragment_tail = t->last && !t->file->packed &&
 			     zb->b->lay.fragments != EK_FRAGMENTS_OFF;
-	bool entropy = zb->codec->entropy_coded;
+	const struct codec *codec = zfile_codec(zb, t->file);
+	bool entropy = codec->entropy_coded;
 	uint64_t pos = 0, probed_to = 0;
 	size_t hint = 0;   /* per segment: the same wherever it runs */
+	struct encoder *enc = worker_encoder(zb, w, t->file->codec);
 	int ret = 0;
 
 	t->ran = true;
 	t->tail_la = t->off + t->len;
+	if (!enc) {
+		t->error = err_fail(&t->err, -ENOMEM, "%s: cannot create a %s compressor",
+				    t->n->src_path, codec->name);
+		return;
+	}
 	while (!ret && pos < t->len) {
 		uint64_t la = t->off + pos, left = t->len - pos;
 		const uint8_t *in = t->in + pos;
@@ -209,7 +225,7 @@ void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w)
 		}
 		if (la >= last_lc) {
 			/* Starts in the last lcluster: stored as it is. */
-			keep_tail_stream(zb, t, w, in, left);
+			keep_tail_stream(zb, t, w, enc, in, left);
 			ret = emit_plain(zb, t, in, la, (uint32_t)left);
 			break;
 		}
@@ -220,7 +236,7 @@ void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w)
 		 * shrink every 512-byte block of text.  What it passed is not
 		 * probed again for the next clusters (at 4 KiB clusters that
 		 * was 70% of an lz4 build). */
-		if (pos >= probed_to && !zb->codec->try_is_cheap) {
+		if (pos >= probed_to && !codec->try_is_cheap) {
 			probe_len = t->file->cluster > PROBE_AHEAD ? t->file->cluster : PROBE_AHEAD;
 			if (probe_len > left)
 				probe_len = (size_t)left;
@@ -230,7 +246,7 @@ void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w)
 			}
 			probed_to = pos + probe_len;
 		}
-		ret = fill_cluster(zb, t, w, in, left, la % blksz, &hint, &consumed, &csize);
+		ret = fill_cluster(zb, t, w, enc, in, left, la % blksz, &hint, &consumed, &csize);
 		if (ret)
 			break;
 		/* A rest the probe thought too big for one cluster that the

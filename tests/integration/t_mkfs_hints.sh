@@ -10,8 +10,14 @@
 #   takes the option for the same image.
 # - From a tar or an OCI layout, a file's rule is picked by its name in
 #   the archive (the same classes); the drop-in passes the option on.
-# - A bad rule (the file and line named), an algorithm other than 0 and
-#   no compressor are refused.
+# - With -z A:B:C, a rule's algorithm picks a file's (0 the first, the
+#   default): each file's extents are its algorithm's, the superblock
+#   lists them all; equal data under two algorithms is stored twice, once
+#   under each (a pcluster of one decoded as the other would be garbage),
+#   and once per algorithm with dedupe; the kernel, our fsck, fsck.erofs
+#   1.5 (lz4:lz4hc) take the images; workers agree; the drop-in takes it.
+# - A bad rule (the file and line named), an algorithm -z does not list,
+#   a bad -z list and no compressor are refused.
 . "$(dirname "$0")/lib.sh"
 
 command -v mkfs.erofs >/dev/null || fail "mkfs.erofs (Debian erofs-utils) is not installed"
@@ -34,24 +40,34 @@ printf '# libraries: read at random, small clusters\n\n4096 \\.so(\\.[0-9]+)*$\n
 printf '4096 \\.so(\\.[0-9]+)*$\n16384 ^share/\n' >hints-upstream.txt
 manifest src tree.json
 
-# classes IMAGE: "PATH small|medium|large" for every regular file, by its
-# largest compressed pcluster: at most 4 KiB, at most 16 KiB, more.
-classes() {
-	python3 - "$E" "$1" <<'PY' || fail "dump --json of $1"
+# per_file class|algorithm IMAGE: "PATH CLASS" for every regular file,
+# its class by its largest compressed pcluster (small: at most 4 KiB,
+# medium: at most 16 KiB, large: more); or "PATH ALGORITHM", the one of
+# all its compressed extents.
+per_file() {
+	python3 - "$E" "$@" <<'PY' || fail "dump --json of $2"
 import json, os, subprocess, sys
-tool, image = sys.argv[1:]
+tool, what, image = sys.argv[1:]
 for root, dirs, files in sorted(os.walk("src")):
     for name in sorted(files):
         path = os.path.join(root, name)[len("src"):]
         d = json.loads(subprocess.run([tool, "dump", "--json", "--path", path, image],
                                       capture_output=True, check=True).stdout)
-        biggest = max((e["physical_length"] for e in d["extents"]
-                       if e["kind"] == "compressed"), default=0)
-        if not biggest:
+        compressed = [e for e in d["extents"] if e["kind"] == "compressed"]
+        if not compressed:
             sys.exit(f"{path}: no compressed extent in {image}")
+        if what == "algorithm":
+            algs = {e["algorithm"] for e in compressed}
+            if len(algs) != 1:
+                sys.exit(f"{path}: algorithms {sorted(algs)} in {image}")
+            print(path, algs.pop())
+            continue
+        biggest = max(e["physical_length"] for e in compressed)
         print(path, "small" if biggest <= 4096 else "medium" if biggest <= 16384 else "large")
 PY
 }
+classes() { per_file class "$1"; }
+algorithms() { per_file algorithm "$1"; }
 
 note "each file's clusters are its rule's size, else -C's"
 "$E" mkfs -q -zlz4hc -C65536 -E^fragments,^dedupe --compress-hints hints.txt ours.img src ||
@@ -114,6 +130,81 @@ cmp tar2.img drop-tar.img || fail "the drop-in's image of the tar differs from e
 classes tar2.img >tar2.txt
 diff want.txt tar2.txt >&2 || fail "with the default layouts, a tar's files are not in their rules' classes"
 
+note "-z A:B:C: a rule's algorithm is the file's"
+# data/copy.bin equals share/doc/readme.txt: one is lzma, the other zstd;
+# so do the two small.txt, each one block in one extent of the same
+# length under either (the same sizes: only the algorithm tells them).
+cp src/share/doc/readme.txt src/data/copy.bin
+text 6 20 src/data/small.txt
+cp src/data/small.txt src/share/small.txt
+manifest src tree-algs.json
+printf '4096 \\.so(\\.[0-9]+)*$\n16384 1 ^share/\n65536 2 ^data/\n' >hints-algs.txt
+"$E" mkfs -q -zlz4hc:lzma,6:zstd,3 -C65536 -E^fragments,dedupe --json \
+	--compress-hints hints-algs.txt algs.img src >algs.json || fail "mkfs -z A:B:C --compress-hints failed"
+algorithms algs.img >algs.txt
+cat >want-algs.txt <<EOF
+/data/copy.bin zstd
+/data/hardlink.so lz4
+/data/small.txt zstd
+/data/table.bin zstd
+/lib/liba.so lz4
+/lib/liba.so.txt lz4
+/lib/sub/libb.so.1.2 lz4
+/share/small.txt lzma
+/share/doc/readme.txt lzma
+EOF
+diff want-algs.txt algs.txt >&2 || fail "the files' algorithms are not their rules'"
+"$E" dump algs.img | grep -q "^Algorithms: *lz4,lzma,zstd$" ||
+	fail "the superblock does not list the three algorithms: $("$E" dump algs.img)"
+kernel_check algs.img tree-algs.json "mkfs -z A:B:C --compress-hints"
+"$E" fsck -q algs.img || fail "erofskit fsck rejects the image of three algorithms"
+# tail packing (each algorithm's inline pcluster), 512-byte blocks, the
+# 48bit extents (which name the algorithm per extent) and the metabox
+for opts in "-b512 -Eztailpacking,^fragments" "-E48bit,ztailpacking,^fragments" "-m4096 -E^fragments"; do
+	"$E" mkfs -q -zlz4hc:lzma,6:zstd,3 -C65536 $opts --compress-hints hints-algs.txt \
+		more.img src || fail "mkfs -z A:B:C $opts failed"
+	algorithms more.img >more.txt
+	diff want-algs.txt more.txt >&2 || fail "$opts: the files' algorithms are not their rules'"
+	kernel_check more.img tree-algs.json "mkfs -z A:B:C $opts"
+	"$E" fsck -q more.img || fail "erofskit fsck rejects the image of three algorithms, $opts"
+done
+# A copy under its own algorithm is stored once: data/table.bin twice.
+cp src/data/table.bin src/data/table2.bin
+manifest src tree-algs.json
+"$E" mkfs -q -zlz4hc:lzma,6:zstd,3 -C65536 -E^fragments,dedupe --json \
+	--compress-hints hints-algs.txt algs2.img src >algs2.json || fail "mkfs of a copy failed"
+python3 - algs.json algs2.json <<'PY' || fail "a zstd file's copy is not stored once, or a copy across algorithms is"
+import json, sys
+one, two = (json.load(open(p)) for p in sys.argv[1:3])
+# copy.bin's pclusters are the readme's, under another algorithm: none shared
+assert one["layouts"]["dedupe_hits"] == 0, one
+assert two["layouts"]["dedupe_hits"] > 0, two
+PY
+kernel_check algs2.img tree-algs.json "mkfs -z A:B:C, a copy deduplicated"
+# the default layouts (fragments, dedupe): one worker and two agree
+"$E" mkfs -q -zlz4hc:lzma,6:zstd,3 -C65536 --workers 1 --compress-hints hints-algs.txt aw1.img src
+"$E" mkfs -q -zlz4hc:lzma,6:zstd,3 -C65536 --workers 2 --compress-hints hints-algs.txt aw2.img src
+cmp aw1.img aw2.img || fail "--workers 1 and 2 differ with -z A:B:C"
+kernel_check aw2.img tree-algs.json "mkfs -z A:B:C, default layouts"
+"$E" fsck -q aw2.img || fail "erofskit fsck rejects the default-layout image of three algorithms"
+"$EROFSKIT_BUILD/dropin/mkfs.erofs" --quiet -zlz4hc:lzma,6:zstd,3 -C65536 \
+	--compress-hints=hints-algs.txt drop-algs.img src || fail "mkfs.erofs (drop-in) -z A:B:C failed"
+cmp drop-algs.img aw2.img || fail "the drop-in's image of three algorithms differs"
+# lz4 and lz4hc: one algorithm on disk, which fsck.erofs 1.5 reads
+expect_exit 2 "$E" mkfs -q -zlz4:lz4hc,12 -C65536 --compress-hints hints-algs.txt lz.img src 2>err.txt
+grep -qF "hints-algs.txt:3: algorithm 2: -z lists 2, numbered from 0" err.txt ||
+	fail "algorithm 2 of two: $(cat err.txt)"
+printf '4096 1 \\.so(\\.[0-9]+)*$\n' >hints-lz.txt
+# (no fragments, which 1.5 does not know)
+"$E" mkfs -q -zlz4:lz4hc,12 -C65536 -E^fragments,^dedupe --compress-hints hints-lz.txt lz.img src ||
+	fail "mkfs -zlz4:lz4hc failed"
+"$E" mkfs -q -zlz4 -C65536 -E^fragments,^dedupe lz4.img src
+cmp -s lz.img lz4.img && fail "the rule's lz4hc made the bytes of lz4"
+"$E" dump lz.img | grep -q "^Algorithms: *lz4$" || fail "lz4:lz4hc: $("$E" dump lz.img)"
+fsck.erofs lz.img >/dev/null 2>&1 || fail "fsck.erofs 1.5 rejects the lz4:lz4hc image"
+kernel_check lz.img tree-algs.json "mkfs -zlz4:lz4hc"
+rm src/data/copy.bin src/data/table2.bin src/data/small.txt src/share/small.txt
+
 note "refused: bad rules (file and line named), no compressor"
 # refused FILE_CONTENT TEXT [OPTION...]: exit 2, TEXT in the message, no image
 refused() {
@@ -128,7 +219,16 @@ refused() {
 refused '4096 x\n4096 a b c\n' "bad.txt:2: expected SIZE [ALGORITHM] REGEX"
 refused '3000 x\n' "bad.txt:1: cluster size 3000 is not a multiple of the 4096-byte block"
 refused '2097152 x\n' "bad.txt:1: cluster size 2097152"
-refused '8192 1 x\n' "bad.txt:1: algorithm '1'"
+refused '8192 1 x\n' "bad.txt:1: algorithm 1: -z lists 1, numbered from 0"
+refused '8192 3 x\n' "bad.txt:1: algorithm 3: -z lists 3, numbered from 0" -zlz4:lzma:zstd
+refused '8192 -1 x\n' "bad.txt:1: algorithm '-1': a place in -z's list"
+refused '8192 1x x\n' "bad.txt:1: algorithm '1x': a place in -z's list"
+refused '524288 1 x\n' "lz4 clusters of more than 256 blocks" -b512 -zlzma:lz4
+for z in lz4: lz4::lzma lz4:none lz4:lz4:lz4:lz4:lz4:lz4:lz4:lz4:lz4 lz4:zstd,99; do
+	rm -f bad.img
+	expect_exit 2 "$E" mkfs -q -z"$z" bad.img src 2>err.txt
+	[ ! -e bad.img ] || fail "-z$z: an image was written"
+done
 refused 'big x\n' "bad.txt:1: 'big' is not a cluster size"
 refused '4096 (x\n' "bad.txt:1: pattern '(x'"
 refused "$(for i in $(seq 256); do printf '4096 ^f%d$\\n' "$i"; done)" "bad.txt:256: more than 255 rules"

@@ -761,14 +761,14 @@ static void seg_open(struct seg *s, const char *codec, uint32_t pcluster,
 	s->b.blksz = BLOCK;
 	s->b.blkszbits = 12;
 	s->zb.b = &s->b;
-	s->zb.codec = codec_by_name(codec);
-	assert_non_null(s->zb.codec);
+	s->zb.codecs[0].codec = codec_by_name(codec);
+	assert_non_null(s->zb.codecs[0].codec);
+	s->zb.ncodecs = 1;
 	s->zb.pcluster = pcluster;
 	s->zb.big = pcluster > BLOCK;
-	s->zb.ep.level = s->zb.codec->level_default;
-	s->zb.ep.block_size = BLOCK;
-	s->zb.codec->encoder->configure(&s->zb.ep, pcluster, &s->cfg);
-	assert_int_equal(encoder_create(s->zb.codec, &s->zb.ep, &s->w.enc), 0);
+	s->zb.codecs[0].ep.level = s->zb.codecs[0].codec->level_default;
+	s->zb.codecs[0].ep.block_size = BLOCK;
+	s->zb.codecs[0].codec->encoder->configure(&s->zb.codecs[0].ep, pcluster, &s->cfg);
 	s->w.pcluster = malloc(pcluster);
 	assert_non_null(s->w.pcluster);
 	s->n.size = size;
@@ -781,7 +781,7 @@ static void seg_open(struct seg *s, const char *codec, uint32_t pcluster,
 
 static void seg_close(struct seg *s)
 {
-	encoder_destroy(s->w.enc);
+	encoder_destroy(s->w.enc[0]);
 	free(s->w.pcluster);
 }
 
@@ -814,7 +814,7 @@ static void seg_run(struct seg *s, struct ztask *t, uint64_t off, uint64_t len)
  * them at its start. */
 static void seg_expect(const struct seg *s, const struct ztask *t)
 {
-	const struct decoder *dec = codec_of_algorithm(s->zb.codec->algorithm)->decoders[0];
+	const struct decoder *dec = codec_of_algorithm(s->zb.codecs[0].codec->algorithm)->decoders[0];
 	struct dparams dp = { s->cfg.lzma_dict_size, s->cfg.zstd_windowlog };
 	uint64_t la = t->off, last_lc = (s->n.size - 1) / BLOCK * BLOCK;
 	size_t i, at = 0;
@@ -837,7 +837,7 @@ static void seg_expect(const struct seg *s, const struct ztask *t)
 		} else {
 			void *ctx = dec->ctx_new ? dec->ctx_new() : NULL;
 			size_t pad = 0;
-			struct dreq r = { .algorithm = s->zb.codec->algorithm };
+			struct dreq r = { .algorithm = s->zb.codecs[0].codec->algorithm };
 
 			assert_true(la < last_lc);
 			assert_true(x->blocks < (x->llen + BLOCK - 1) / BLOCK);

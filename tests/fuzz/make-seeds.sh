@@ -51,6 +51,10 @@ for opts in "" "-b 512" "-zlz4" "-zlz4hc -C16384" "-zdeflate" "-zzstd -C65536" \
 	"$tool" mkfs -q -T 0 $opts "$out/image/ours-$n.img" "$src"
 	n=$((n + 1))
 done
+# Three algorithms, each file's picked by a compress hints rule.
+printf '4096 1 text\n8192 2 ^d/\n' >"$work/hints"
+"$tool" mkfs -q -T 0 -zlz4hc:lzma:zstd -Eztailpacking --compress-hints "$work/hints" \
+	"$out/image/ours-algorithms.img" "$src"
 # A device table (upstream --blobdev, when its mkfs.erofs is here): the
 # image alone, its chunks on a device that is nowhere; and the image with
 # the blob appended, its slot giving the unified address that makes it

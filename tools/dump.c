@@ -177,6 +177,32 @@ static void print_devices(ek_image *img, unsigned int count, bool json)
 	}
 }
 
+/* The image's count long xattr name prefixes, whole; JSON null, or
+ * "(unknown)", for one whose built-in prefix the format does not know. */
+static void print_prefixes(ek_image *img, unsigned int count, bool json)
+{
+	char prefix[320];
+
+	for (unsigned int i = 0; i < count; i++) {
+		int len = ek_get_xattr_prefix(img, i, prefix, sizeof(prefix));
+
+		if (json && len >= 0)
+			cli_json_string(stdout, prefix, (size_t)len);
+		else if (json)
+			fputs("null", stdout);
+		if (json) {
+			fputs(i + 1 < count ? ", " : "", stdout);
+			continue;
+		}
+		printf("%-21s", i ? "" : "Xattr prefixes:");
+		if (len >= 0)
+			show_name(prefix, (size_t)len);
+		else
+			fputs("(unknown)", stdout);
+		printf(" (%u)\n", i);
+	}
+}
+
 /* Of img's devices, the one whose own file holds physical offset off:
  * its number (0: none, the image file) and the offset in that file. */
 static unsigned int device_of(ek_image *img, unsigned int devices, uint64_t off, uint64_t *in)
@@ -221,6 +247,8 @@ static int dump_super(ek_image *img, bool json)
 		       (unsigned long long)sb.packed_nid,
 		       (unsigned long long)sb.metabox_nid, sb.extra_devices);
 		print_devices(img, sb.extra_devices, true);
+		fputs("], \"xattr_prefixes\": [", stdout);
+		print_prefixes(img, sb.xattr_prefix_count, true);
 		puts("]}");
 		return EXIT_OK;
 	}
@@ -248,6 +276,7 @@ static int dump_super(ek_image *img, bool json)
 	if (sb.extra_devices)
 		printf("Extra devices:       %u\n", sb.extra_devices);
 	print_devices(img, sb.extra_devices, false);
+	print_prefixes(img, sb.xattr_prefix_count, false);
 	return EXIT_OK;
 }
 

@@ -188,6 +188,13 @@ typedef struct ek_device_info {
 /* Device number (1 to ek_super_info.extra_devices) into *out; -ENOENT
  * for any other number. */
 EK_API int ek_get_device_info(const ek_image *img, unsigned int number, ek_device_info *out);
+/* Long xattr name prefix `index` (0 to ek_super_info.xattr_prefix_count
+ * - 1) whole, its built-in prefix and infix ("trusted.overlay."),
+ * NUL-terminated into buf: its length, or -ENOENT for any other index,
+ * -EUCLEAN when its built-in prefix is none the format knows, -ERANGE
+ * when buf is too small (300 bytes always do). */
+EK_API int ek_get_xattr_prefix(const ek_image *img, unsigned int index, char *buf,
+			       size_t size);
 /* The threads that decompress for img: its options' workers, resolved. */
 EK_API unsigned int ek_image_workers(const ek_image *img);
 /* How img is read: "pread", "io_uring+O_DIRECT", "io_uring" (EK_IO_URING

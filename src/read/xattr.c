@@ -28,6 +28,27 @@ static int read_prefix_space(ek_image *img, uint64_t off, void *buf,
 	return image_read(img, off, buf, len, err);
 }
 
+int ek_get_xattr_prefix(const ek_image *img, unsigned int index, char *buf, size_t size)
+{
+	const struct long_prefix *p;
+	const char *base;
+	size_t base_len;
+
+	if (index >= img->nprefixes)
+		return -ENOENT;
+	p = &img->prefixes[index];
+	base = fmt_xattr_prefix(p->base_index);
+	if (!base)
+		return -EUCLEAN;
+	base_len = strlen(base);
+	if (base_len + p->infix_len >= size)
+		return -ERANGE;
+	memcpy(buf, base, base_len);
+	memcpy(buf + base_len, p->infix, p->infix_len);
+	buf[base_len + p->infix_len] = '\0';
+	return (int)(base_len + p->infix_len);
+}
+
 int xattr_load_prefixes(ek_image *img, ek_error *err)
 {
 	const struct fmt_super *sb = &img->sb;

@@ -205,6 +205,8 @@ static const struct row mkfs_rows[] = {
 	  "each name of a hard-linked file an inode of its own" },
 	{ "--root-xattr-isize", VALUE, PASS, "--root-xattr-isize", NULL, "--root-xattr-isize=SIZE",
 	  "the root's inline xattr area at least SIZE bytes" },
+	{ "--xattr-prefix", VALUE, PASS, "--xattr-prefix", NULL, "--xattr-prefix=PREFIX",
+	  "a long xattr name prefix, stored once (repeatable)" },
 	{ "--force-uid", VALUE, PASS, "--force-uid", NULL, "--force-uid=UID", "every file owned by UID" },
 	{ "--force-gid", VALUE, PASS, "--force-gid", NULL, "--force-gid=GID", "every file's group GID" },
 	{ "--uid-offset", VALUE, PASS, "--uid-offset", NULL, "--uid-offset=N", "N added to every owner" },

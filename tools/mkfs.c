@@ -97,6 +97,9 @@ static void usage(FILE *f)
 "                        place later\n"
 "  --xattr-share N       store an xattr carried by N inodes or more once, in\n"
 "                        the shared area (default 2; 1: every xattr)\n"
+"  --xattr-prefix PREFIX store PREFIX (trusted.overlay., user.foo.) once: xattr\n"
+"                        names starting with it keep only the rest (Linux\n"
+"                        6.4 and later); repeatable, up to 128\n"
 "  --max-extent-bytes SIZE\n"
 "                        a compressed extent holds at most SIZE bytes of\n"
 "                        data (at least a block; default 8M): smaller ones\n"
@@ -222,7 +225,7 @@ enum {
 	OPT_IGNORE_MTIME, OPT_PRESERVE_MTIME, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_JSON,
 	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 	OPT_COMPRESS_HINTS, OPT_FS_CONFIG, OPT_MOUNT_POINT, OPT_PRODUCT_OUT, OPT_BLOCK_LIST,
-	OPT_BLOBDEV, OPT_HARD_DEREF, OPT_ROOT_XATTR_ISIZE,
+	OPT_BLOBDEV, OPT_HARD_DEREF, OPT_ROOT_XATTR_ISIZE, OPT_XATTR_PREFIX,
 };
 
 /*
@@ -453,14 +456,14 @@ static int check_metabox_alg(const char *alg, const ek_build_options *o)
 	return 0;
 }
 
-/* The --exclude-path and --exclude-regex operands, NULL-terminated, in
- * arrays with room for every argument. */
-struct exclude_lists {
-	const char **paths, **regexes;
-	size_t npaths, nregexes;
+/* The --exclude-path, --exclude-regex and --xattr-prefix operands,
+ * NULL-terminated, in arrays with room for every argument. */
+struct option_lists {
+	const char **paths, **regexes, **prefixes;
+	size_t npaths, nregexes, nprefixes;
 };
 
-static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
+static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 {
 	static const struct option longopts[] = {
 		{ "workers", required_argument, NULL, OPT_WORKERS },
@@ -489,6 +492,7 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		{ "exclude-path", required_argument, NULL, OPT_EXCLUDE_PATH },
 		{ "exclude-regex", required_argument, NULL, OPT_EXCLUDE_REGEX },
 		{ "compress-hints", required_argument, NULL, OPT_COMPRESS_HINTS },
+		{ "xattr-prefix", required_argument, NULL, OPT_XATTR_PREFIX },
 		{ "fs-config-file", required_argument, NULL, OPT_FS_CONFIG },
 		{ "mount-point", required_argument, NULL, OPT_MOUNT_POINT },
 		{ "product-out", required_argument, NULL, OPT_PRODUCT_OUT },
@@ -684,6 +688,10 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 		case OPT_COMPRESS_HINTS:
 			o.compress_hints = optarg;
 			break;
+		case OPT_XATTR_PREFIX:
+			ex->prefixes[ex->nprefixes++] = optarg;
+			o.xattr_prefixes = ex->prefixes;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -828,17 +836,18 @@ static int mkfs_main(int argc, char **argv, struct exclude_lists *ex)
 
 int cmd_mkfs(int argc, char **argv)
 {
-	struct exclude_lists ex = {
+	struct option_lists ex = {
 		calloc((size_t)argc + 1, sizeof(char *)), calloc((size_t)argc + 1, sizeof(char *)),
-		0, 0,
+		calloc((size_t)argc + 1, sizeof(char *)), 0, 0, 0,
 	};
 	int ret = EXIT_USAGE;
 
-	if (ex.paths && ex.regexes)
+	if (ex.paths && ex.regexes && ex.prefixes)
 		ret = mkfs_main(argc, argv, &ex);
 	else
 		cli_error(CMD, "out of memory");
 	free(ex.paths);
 	free(ex.regexes);
+	free(ex.prefixes);
 	return ret;
 }

@@ -119,6 +119,14 @@ typedef struct ek_build_options {
 
 	/* xattrs */
 	bool no_xattrs;
+	/* long xattr name prefixes (mkfs.erofs --xattr-prefix; Linux 6.4
+	 * and later): each a built-in prefix ("user.", "trusted.",
+	 * "security.") and more ("trusted.overlay."), stored once; an xattr
+	 * whose name starts with one stores only the rest (under the longest
+	 * that matches).  The table lies in the packed inode's data when the
+	 * image has one (fragments), else after the superblock.  Up to 128,
+	 * NULL-terminated, borrowed for the call; NULL: none */
+	const char *const *xattr_prefixes;
 	bool no_xattr_filter;
 	/* the root directory's inline xattr area (its 12-byte header
 	 * counted) at least this many bytes, zeros past its xattrs, which

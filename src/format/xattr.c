@@ -68,6 +68,17 @@ size_t fmt_xattr_entry_encode(uint8_t *out, uint8_t index, const void *name,
 	return size;
 }
 
+size_t fmt_xattr_long_prefix_encode(uint8_t *out, const struct fmt_xattr_long_prefix *p)
+{
+	size_t size = fmt_xattr_long_prefix_size(p->infix_len);
+
+	memset(out, 0, size);
+	put_le16(out, (uint16_t)(1 + p->infix_len));
+	out[2] = p->base_index;
+	memcpy(out + 3, p->infix, p->infix_len);
+	return size;
+}
+
 void fmt_xattr_body_encode(uint8_t *out, uint32_t name_filter,
 			   uint8_t shared_count)
 {

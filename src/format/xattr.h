@@ -86,4 +86,14 @@ struct fmt_xattr_long_prefix {
 	const uint8_t *infix;
 };
 
+/* Bytes a record takes in the table, padding to the next one included. */
+static inline size_t fmt_xattr_long_prefix_size(size_t infix_len)
+{
+	return (2 + 1 + infix_len + 3) & ~(size_t)3;
+}
+
+/* Write one record (infix_len at most 255), zero padded; returns its
+ * size. */
+size_t fmt_xattr_long_prefix_encode(uint8_t *out, const struct fmt_xattr_long_prefix *p);
+
 #endif

@@ -16,6 +16,7 @@ struct hardlinks;
 struct zbuilder;
 struct packed;
 struct dedupe;
+struct xattr_prefix_rule;
 
 /* The layouts this build writes: its options with the defaults filled in
  * (compress.c). */
@@ -67,6 +68,13 @@ struct build {
 	uint64_t end_blk;          /* image size in blocks */
 	uint8_t sb_tail[512];      /* compression config records */
 	uint32_t sb_tail_size;
+	/* long xattr name prefixes (prefixes.c) */
+	struct xattr_prefix_rule *prefixes;
+	unsigned int nprefixes;
+	uint8_t *prefix_table;     /* their table, encoded */
+	uint32_t prefix_table_size;
+	uint32_t prefix_off;       /* its byte in the image's head, or 0 (in
+	                              the packed inode's data, at 0) */
 
 	struct zbuilder *z;        /* compression state, NULL if uncompressed */
 	struct layouts lay;
@@ -124,6 +132,15 @@ int build_set_owner(struct build *b, struct tnode *n, uint32_t uid, uint32_t gid
 
 /* options.c: check b->o and resolve what it leaves to the library. */
 int build_check_options(struct build *b);
+/* prefixes.c: the long xattr name prefixes of b->o, checked and their
+ * table encoded ... */
+int prefixes_open(struct build *b);
+void prefixes_close(struct build *b);
+/* ... whether the table goes into the packed inode's data (else after
+ * the superblock) ... */
+bool prefixes_in_packed(const struct build *b);
+/* ... and how x is stored: under its longest long prefix, if any. */
+void prefixes_apply(const struct build *b, struct txattr *x);
 /* The image's algorithm k: 0 the compressor, k extra_codecs[k - 1]. */
 ek_build_codec build_codec(const ek_build_options *o, unsigned int k);
 

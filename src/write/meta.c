@@ -201,6 +201,10 @@ static int write_superblock(struct build *b)
 		put_le32(slot + 64, (uint32_t)(b->blob ? b->blob_blk : b->index_blocks));
 		put_le32(slot + 68, (uint32_t)b->end_blk);
 	}
+	sb.xattr_prefix_count = (uint8_t)b->nprefixes;
+	sb.xattr_prefix_start = b->prefix_off / 4;
+	if (b->prefix_off)
+		memcpy(block + b->prefix_off, b->prefix_table, b->prefix_table_size);
 	fmt_super_encode(&sb, block + EROFS_SUPER_OFFSET);
 	memcpy(block + EROFS_SUPER_OFFSET + build_super_size(b), b->sb_tail, b->sb_tail_size);
 	if (b->feature_compat & EROFS_COMPAT_SB_CHKSUM)

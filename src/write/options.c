@@ -553,6 +553,8 @@ int build_check_options(struct build *b)
 			       "bytes): two extents would start in one", b->o.max_extent_bytes,
 			       b->blksz);
 	if (!ret)
+		ret = prefixes_open(b);
+	if (!ret)
 		ret = path_rules_open(b);
 	return ret;
 }

@@ -130,6 +130,13 @@ int build_open_image(struct build *b, const char *image_path)
 		b->devt_off = (uint32_t)round_up_u64(head, EROFS_DEVICE_SLOT_SIZE);
 		head = b->devt_off + EROFS_DEVICE_SLOT_SIZE;
 	}
+	/* The long xattr prefixes' table, where it is not in the packed
+	 * inode: after them, where no metadata moves it. */
+	if (b->nprefixes && !prefixes_in_packed(b)) {
+		b->prefix_off = (uint32_t)round_up_u64(head, 4);
+		head = b->prefix_off + b->prefix_table_size;
+		b->feature_compat |= EROFS_COMPAT_PLAIN_XATTR_PFX;
+	}
 	b->first_data_blk = div_round_up_u64(head, b->blksz);
 	b->data_blk = b->first_data_blk;
 	b->image_path = image_path;
@@ -143,6 +150,15 @@ int build_open_image(struct build *b, const char *image_path)
 	}
 	if (!ret && b->lay.fragments != EK_FRAGMENTS_OFF)
 		ret = packed_open(b, image_path);
+	/* Else at the packed data's start (xattr_prefix_start 0): its first
+	 * bytes, which make the packed inode, fragments or none. */
+	if (!ret && prefixes_in_packed(b)) {
+		uint64_t at;
+
+		ret = packed_append(b, b->prefix_table, b->prefix_table_size, false, NULL, &at);
+		if (ret)
+			ret = err_fail(b->err, ret, "out of memory");
+	}
 	return ret;
 }
 
@@ -211,6 +227,7 @@ void build_cleanup(struct build *b)
 	hints_close(b->hints);
 	b->hints = NULL;
 	path_rules_close(b);
+	prefixes_close(b);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	b->stats->seconds = (double)(t1.tv_sec - b->started.tv_sec) +
 			    (double)(t1.tv_nsec - b->started.tv_nsec) / 1e9;

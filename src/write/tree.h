@@ -17,6 +17,9 @@ struct txattr {
 	uint8_t *suffix;
 	uint8_t *value;
 	char *full_name;
+	uint8_t stored_index;      /* index as stored: a long prefix's (0x80
+	                              | its number) or the built-in one */
+	uint8_t stored_skip;       /* bytes of suffix the long prefix holds */
 	uint32_t users;            /* inodes carrying it */
 	int64_t shared_id;         /* -1 unless stored in the shared area */
 	uint32_t hash;

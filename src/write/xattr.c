@@ -68,6 +68,18 @@ static uint32_t filter_of(const struct tnode *n)
 	return ~mask;
 }
 
+/* The bytes of x's entry, its name under its long prefix if any. */
+static size_t stored_size(const struct txattr *x)
+{
+	return fmt_xattr_entry_size(x->suffix_len - x->stored_skip, x->value_len);
+}
+
+static size_t encode_entry(uint8_t *out, const struct txattr *x)
+{
+	return fmt_xattr_entry_encode(out, x->stored_index, x->suffix + x->stored_skip,
+				      x->suffix_len - x->stored_skip, x->value, x->value_len);
+}
+
 /* Whether the i-th xattr of n is referenced from the shared area. */
 static bool stored_shared(const struct tnode *n, uint32_t i)
 {
@@ -100,8 +112,7 @@ int plan_xattrs(struct build *b)
 		qsort(c.items, c.n, sizeof(*c.items), cmp_shared);
 		for (i = 0; i < c.n; i++) {
 			c.items[i]->shared_id = (int64_t)(off / 4);
-			off += fmt_xattr_entry_size(c.items[i]->suffix_len,
-						    c.items[i]->value_len);
+			off += stored_size(c.items[i]);
 		}
 		free(c.items);
 	}
@@ -131,7 +142,7 @@ int plan_node_xattrs(struct build *b, struct tnode *n)
 		if (stored_shared(n, k))
 			size += 4;
 		else
-			size += fmt_xattr_entry_size(x->suffix_len, x->value_len);
+			size += stored_size(x);
 	}
 	/* --root-xattr-isize: zeros after its xattrs, entries readers skip. */
 	if (n == b->tree.root && size < b->o.root_xattr_isize)
@@ -169,6 +180,7 @@ int xattr_attach(struct build *b, struct tnode *n, const char *name,
 	x = tree_intern_xattr(&b->tree, index, name, prefix_len, value, len);
 	if (!x)
 		return err_fail(b->err, -ENOMEM, "out of memory");
+	prefixes_apply(b, x);
 	/* A name given twice (an archive may carry it in two spellings):
 	 * the last value holds, as setting it twice would leave it. */
 	for (k = 0; k < n->nxattrs; k++) {
@@ -220,8 +232,7 @@ void encode_xattr_body(struct build *b, const struct tnode *n, uint8_t *out)
 		const struct txattr *x = n->xattrs[k];
 
 		if (!stored_shared(n, k))
-			p += fmt_xattr_entry_encode(p, x->index, x->suffix, x->suffix_len,
-						    x->value, x->value_len);
+			p += encode_entry(p, x);
 	}
 }
 
@@ -230,9 +241,7 @@ static void encode_one_shared(struct txattr *x, void *ctx)
 	uint8_t *out = ctx;
 
 	if (x->shared_id >= 0)
-		fmt_xattr_entry_encode(out + (uint64_t)x->shared_id * 4, x->index,
-				       x->suffix, x->suffix_len, x->value,
-				       x->value_len);
+		encode_entry(out + (uint64_t)x->shared_id * 4, x);
 }
 
 void encode_shared_xattrs(struct build *b, uint8_t *out)

@@ -55,6 +55,11 @@ done
 printf '4096 1 text\n8192 2 ^d/\n' >"$work/hints"
 "$tool" mkfs -q -T 0 -zlz4hc:lzma:zstd -Eztailpacking --compress-hints "$work/hints" \
 	"$out/image/ours-algorithms.img" "$src"
+# Long xattr prefixes: the table after the superblock, and in the packed
+# inode's data.
+"$tool" mkfs -q -T 0 --xattr-prefix user.sha "$out/image/ours-prefix-plain.img" "$src"
+"$tool" mkfs -q -T 0 -zlz4hc -Efragments --xattr-prefix user.sha \
+	"$out/image/ours-prefix-packed.img" "$src"
 # A device table (upstream --blobdev, when its mkfs.erofs is here): the
 # image alone, its chunks on a device that is nowhere; and the image with
 # the blob appended, its slot giving the unified address that makes it

@@ -52,7 +52,7 @@ _erofskit()
 	local algs="lz4 lz4hc deflate zstd lzma"
 	local engines="libdeflate isal zlib builtin liblzma"
 	local remote_opts="insecure cacert= header= token= timeout= retries= cache_dir= cache_max= prefetch=all credentials= plain_http"
-	local mount_opts="cache= io=pread io=uring engine= workers= device= uid= gid= allow_other $remote_opts"
+	local mount_opts="cache= io=pread io=uring engine= workers= device= offset= uid= gid= allow_other $remote_opts"
 	local layouts="ztailpacking fragments all-fragments dedupe fragdedupe= noinline_data xattr-name-filter force-inode-compact force-inode-extended force-chunk-indexes force-inode-blockmap nosbcrc legacy-compress"
 	COMPREPLY=()
 	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}

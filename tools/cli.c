@@ -212,6 +212,18 @@ int cli_add_device(const char *cmd, const char *file, ek_open_options *oo)
 	return 0;
 }
 
+int cli_set_offset(const char *cmd, const char *arg, ek_open_options *oo)
+{
+	uint64_t v;
+
+	if (ek_parse_size(arg, &v)) {
+		cli_error(cmd, "offset '%s' is not a size (bytes: 8192, 4K)", arg);
+		return -1;
+	}
+	oo->offset = v;
+	return 0;
+}
+
 void cli_warn_missing_devices(const char *cmd, ek_image *img, const char *name,
 			      const char *how)
 {

@@ -52,6 +52,8 @@ static void usage(FILE *f)
 "  --device FILE  the file of the image's next extra device (an\n"
 "                 upstream --blobdev's blob), in its device table's\n"
 "                 order; once per device\n"
+"  --offset BYTES the image starts BYTES into IMAGE (as mkfs --offset\n"
+"                 writes it)\n"
 "  -o OPT,...     options of an IMAGE at a URL:\n"
 CLI_REMOTE_ITEMS
 "  -h, --help     this text\n"
@@ -551,7 +553,10 @@ static int dump_cat(ek_image *img, const char *path, ek_error *err)
 	return ret;
 }
 
-enum { OPT_PATH = 256, OPT_NID, OPT_LS, OPT_CAT, OPT_STATS, OPT_JSON, OPT_ENGINE, OPT_DEVICE };
+enum {
+	OPT_PATH = 256, OPT_NID, OPT_LS, OPT_CAT, OPT_STATS, OPT_JSON, OPT_ENGINE, OPT_DEVICE,
+	OPT_OFFSET,
+};
 
 int cmd_dump(int argc, char **argv)
 {
@@ -564,6 +569,7 @@ int cmd_dump(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "engine", required_argument, NULL, OPT_ENGINE },
 		{ "device", required_argument, NULL, OPT_DEVICE },
+		{ "offset", required_argument, NULL, OPT_OFFSET },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -611,6 +617,10 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case OPT_DEVICE:
 			if (cli_add_device(CMD, optarg, &oo))
+				return EXIT_USAGE;
+			break;
+		case OPT_OFFSET:
+			if (cli_set_offset(CMD, optarg, &oo))
 				return EXIT_USAGE;
 			break;
 		case 'h':

@@ -39,6 +39,8 @@ static void usage(FILE *f)
 "  --device FILE         the file of the image's next extra device (an\n"
 "                        upstream --blobdev's blob), in its device table's\n"
 "                        order; once per device\n"
+"  --offset BYTES        the image starts BYTES into IMAGE (as mkfs --offset\n"
+"                        writes it, the kernel's fsoffset= reads it)\n"
 "  -o OPT,...            options of an IMAGE at a URL:\n"
 CLI_REMOTE_ITEMS
 "  -h, --help            this text\n"
@@ -160,7 +162,7 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 
 enum {
 	OPT_EXTRACT = 256, OPT_OVERWRITE, OPT_NO_OWNER, OPT_NO_XATTRS, OPT_WORKERS,
-	OPT_ENGINE, OPT_JSON, OPT_DEVICE,
+	OPT_ENGINE, OPT_JSON, OPT_DEVICE, OPT_OFFSET,
 };
 
 int cmd_fsck(int argc, char **argv)
@@ -173,6 +175,7 @@ int cmd_fsck(int argc, char **argv)
 		{ "workers", required_argument, NULL, OPT_WORKERS },
 		{ "engine", required_argument, NULL, OPT_ENGINE },
 		{ "device", required_argument, NULL, OPT_DEVICE },
+		{ "offset", required_argument, NULL, OPT_OFFSET },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -231,6 +234,10 @@ int cmd_fsck(int argc, char **argv)
 			break;
 		case OPT_DEVICE:
 			if (cli_add_device(CMD, optarg, &oo))
+				return EXIT_USAGE;
+			break;
+		case OPT_OFFSET:
+			if (cli_set_offset(CMD, optarg, &oo))
 				return EXIT_USAGE;
 			break;
 		case 'h':

@@ -101,6 +101,8 @@ static void usage(FILE *f)
 "                          upstream --blobdev's blob), in its device\n"
 "                          table's order; once per device, as the kernel's\n"
 "                          device= is given\n"
+"       offset=BYTES       the image starts BYTES into IMAGE (the kernel's\n"
+"                          fsoffset=)\n"
 "       uid=N,gid=N        report every file as owned by N\n"
 "       allow_other        let other users access the mount (as root)\n"
 CLI_REMOTE_ITEMS
@@ -582,6 +584,11 @@ static int parse_options(const char *arg, ek_open_options *oo, struct mount_ctx 
 			}
 		} else if (!strncmp(tok, "device=", 7) && tok[7]) {
 			if (cli_add_device(CMD, tok + 7, oo)) {
+				free(copy);
+				return -1;
+			}
+		} else if (!strncmp(tok, "offset=", 7)) {
+			if (cli_set_offset(CMD, tok + 7, oo)) {
 				free(copy);
 				return -1;
 			}

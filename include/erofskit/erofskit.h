@@ -107,6 +107,10 @@ typedef struct ek_open_options {
 	 * the image file holds them at their unified addresses, as a mount
 	 * without device= reads them. */
 	const char *const *devices;
+	/* where the image starts in its file (mkfs.erofs --offset, the
+	 * kernel's fsoffset=): bytes before it are not the image's; extra
+	 * devices are read from their start.  0: the file's first byte */
+	uint64_t offset;
 } ek_open_options;
 
 /* Fill *o with the defaults. */

@@ -102,6 +102,11 @@ struct io_route {
 int io_open_routed(struct io *primary, const struct io_route *routes, size_t n,
 		   struct io **out, ek_error *err);
 
+/* The bytes of inner from start on, as an image of their own
+ * (window.c); -EINVAL when start is at or past inner's end.  Takes inner
+ * on success; on failure it stays the caller's. */
+int io_open_window(struct io *inner, uint64_t start, struct io **out, ek_error *err);
+
 /* read_batch for back ends that have no queue of their own. */
 void io_read_batch_serial(struct io *io, struct io_req *reqs,
 			     size_t n);

@@ -188,6 +188,16 @@ static int open_common(struct io *io, const ek_open_options *opts,
 	fmt_why why;
 	int ret;
 
+	if (opts && opts->offset) {
+		struct io *window;
+
+		ret = io_open_window(io, opts->offset, &window, err);
+		if (ret) {
+			io_close(io);
+			return ret;
+		}
+		io = window;
+	}
 	img = calloc(1, sizeof(*img));
 	if (!img) {
 		io_close(io);

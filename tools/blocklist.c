@@ -158,8 +158,8 @@ static int write_list(ek_image *img, const char *prefix, const char *out, ek_err
 	return ret;
 }
 
-int write_block_list(const char *image, const char *mount_point, const char *out,
-		     ek_error *err)
+int write_block_list(const char *image, uint64_t offset, const char *mount_point,
+		     const char *out, ek_error *err)
 {
 	char *prefix = list_prefix(mount_point ? mount_point : "");
 	ek_open_options oo;
@@ -169,6 +169,7 @@ int write_block_list(const char *image, const char *mount_point, const char *out
 	if (!prefix)
 		return cli_fail(err, -ENOMEM, "out of memory");
 	ek_open_options_init(&oo);
+	oo.offset = offset;
 	ret = ek_open(image, &oo, &img, err);
 	if (!ret) {
 		ret = write_list(img, prefix, out, err);

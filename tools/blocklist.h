@@ -10,10 +10,11 @@
  * with data in blocks of its own, "/MOUNT_POINT/PATH RANGE...", each
  * RANGE a block number or "FIRST-LAST", ascending.  Data inline after an
  * inode or in the packed inode shares its block with other files and is
- * not listed.  The file appears whole or not at all.  0, or -errno with
- * err filled.
+ * not listed.  The file appears whole or not at all; block numbers count
+ * from the image's start, `offset` bytes into its file.  0, or -errno
+ * with err filled.
  */
-int write_block_list(const char *image, const char *mount_point, const char *out,
-		     ek_error *err);
+int write_block_list(const char *image, uint64_t offset, const char *mount_point,
+		     const char *out, ek_error *err);
 
 #endif

@@ -91,6 +91,9 @@ static void usage(FILE *f)
 "                        (directory source)\n"
 "  --no-xattrs           do not store extended attributes\n"
 "  --no-xattr-filter     do not write the xattr bloom filter\n"
+"  --offset BYTES        the image starts BYTES into IMAGE, zeros before it\n"
+"                        (a multiple of 4096), for readers given the same\n"
+"                        offset (fsck --offset, the kernel's fsoffset=)\n"
 "  --root-xattr-isize SIZE\n"
 "                        the root directory's inline xattr area at least\n"
 "                        SIZE bytes (zero padded): room for xattrs set in\n"
@@ -225,7 +228,7 @@ enum {
 	OPT_IGNORE_MTIME, OPT_PRESERVE_MTIME, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_JSON,
 	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 	OPT_COMPRESS_HINTS, OPT_FS_CONFIG, OPT_MOUNT_POINT, OPT_PRODUCT_OUT, OPT_BLOCK_LIST,
-	OPT_BLOBDEV, OPT_HARD_DEREF, OPT_ROOT_XATTR_ISIZE, OPT_XATTR_PREFIX,
+	OPT_BLOBDEV, OPT_HARD_DEREF, OPT_ROOT_XATTR_ISIZE, OPT_XATTR_PREFIX, OPT_OFFSET,
 };
 
 /*
@@ -493,6 +496,7 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 		{ "exclude-regex", required_argument, NULL, OPT_EXCLUDE_REGEX },
 		{ "compress-hints", required_argument, NULL, OPT_COMPRESS_HINTS },
 		{ "xattr-prefix", required_argument, NULL, OPT_XATTR_PREFIX },
+		{ "offset", required_argument, NULL, OPT_OFFSET },
 		{ "fs-config-file", required_argument, NULL, OPT_FS_CONFIG },
 		{ "mount-point", required_argument, NULL, OPT_MOUNT_POINT },
 		{ "product-out", required_argument, NULL, OPT_PRODUCT_OUT },
@@ -688,6 +692,12 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 		case OPT_COMPRESS_HINTS:
 			o.compress_hints = optarg;
 			break;
+		case OPT_OFFSET:
+			if (ek_parse_size(optarg, &o.image_offset)) {
+				cli_error(CMD, "--offset '%s' is not a size (bytes: 8192, 4K)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case OPT_XATTR_PREFIX:
 			ex->prefixes[ex->nprefixes++] = optarg;
 			o.xattr_prefixes = ex->prefixes;
@@ -823,7 +833,7 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 		return kind != FROM_DIR && ek_is_image_error(ret) ? EXIT_CORRUPT : EXIT_USAGE;
 	}
 	cli_progress_done(&prog);
-	if (block_list && write_block_list(image, o.mount_point, block_list, &err)) {
+	if (block_list && write_block_list(image, o.image_offset, o.mount_point, block_list, &err)) {
 		cli_error(CMD, "%s (%s is written)", err.message, image);
 		return EXIT_USAGE;
 	}

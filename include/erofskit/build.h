@@ -208,6 +208,11 @@ typedef struct ek_build_options {
 	/* no superblock checksum (mkfs.erofs -Enosbcrc), for readers that
 	 * do not know the feature */
 	bool no_sb_checksum;
+	/* the image starts this many bytes into its file, zeros before it
+	 * (mkfs.erofs --offset), to be read with ek_open_options.offset or
+	 * the kernel's fsoffset= (Linux 6.16 and later), which mounts
+	 * multiples of 4096 only (-EINVAL for any other); 0: at the start */
+	uint64_t image_offset;
 
 	/* sparse files become chunk-based (holes cost no space); default on */
 	bool no_sparse_chunks;

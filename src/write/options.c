@@ -18,6 +18,9 @@
 #include "write/selabel.h"
 #include "write/internal.h"
 
+/* What an image's offset in its file must be a multiple of (below). */
+#define IMAGE_OFFSET_ALIGN 4096u
+
 void ek_build_options_init(ek_build_options *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -545,6 +548,13 @@ int build_check_options(struct build *b)
 			       "they need a compressor");
 	if (!ret && b->o.compress_hints)
 		ret = hints_open(b->o.compress_hints, check_hint, b, &b->hints, b->err);
+	/* Linux 6.18 finds no superblock at an fsoffset= that is not a
+	 * multiple of its 4 KiB page (512-byte blocks or not), though its
+	 * documentation asks only for a block multiple. */
+	if (!ret && b->o.image_offset % IMAGE_OFFSET_ALIGN)
+		ret = err_fail(b->err, -EINVAL, "offset %llu is not a multiple of %u: the kernel's "
+			       "fsoffset= mounts page multiples only", (unsigned long long)b->o.image_offset,
+			       IMAGE_OFFSET_ALIGN);
 	if (!ret && b->o.max_extent_bytes && b->o.compressor == EK_COMPRESS_NONE)
 		ret = err_fail(b->err, -EINVAL, "--max-extent-bytes bounds compressed extents: "
 			       "it needs a compressor");

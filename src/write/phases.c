@@ -141,6 +141,8 @@ int build_open_image(struct build *b, const char *image_path)
 	b->data_blk = b->first_data_blk;
 	b->image_path = image_path;
 	ret = writer_open(image_path, &b->w, b->err);
+	if (!ret)
+		writer_shift(b->w, b->o.image_offset);
 	if (!ret && b->o.blob_path && !strcmp(b->o.blob_path, image_path))
 		ret = err_fail(b->err, -EINVAL, "--blobdev %s: the image itself", image_path);
 	if (!ret && b->o.blob_path) {

@@ -20,6 +20,7 @@ struct writer {
 	char *tmp;
 	XXH3_state_t *hash;
 	uint64_t unflushed;        /* bytes written since writeback started */
+	uint64_t base;             /* where offset 0 lies in the file */
 };
 
 /* The image is flushed before it is renamed into place; starting the
@@ -66,6 +67,11 @@ int writer_open(const char *target, struct writer **out, ek_error *err)
 	return 0;
 }
 
+void writer_shift(struct writer *w, uint64_t base)
+{
+	w->base = base;
+}
+
 static int write_all(struct writer *w, uint64_t off, const void *buf,
 		     size_t len, ek_error *err)
 {
@@ -78,7 +84,7 @@ static int write_all(struct writer *w, uint64_t off, const void *buf,
 		w->unflushed = 0;
 	}
 
-	ret = fd_pwrite_full(w->fd, buf, len, off);
+	ret = fd_pwrite_full(w->fd, buf, len, off + w->base);
 	if (ret)
 		return err_fail(err, ret, "writing %s: %s", w->target, strerror(-ret));
 	return 0;
@@ -139,7 +145,7 @@ int writer_discard(struct writer *w, uint64_t off, uint64_t len, ek_error *err)
 
 	if (!len)
 		return 0;
-	if (fallocate(w->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
+	if (fallocate(w->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(off + w->base),
 		      (off_t)len) == 0)
 		return 0;
 	while (len) {
@@ -169,7 +175,7 @@ int writer_commit(struct writer *w, uint64_t size, ek_error *err)
 	int ret = 0;
 
 	umask(mask);
-	if (ftruncate(w->fd, (off_t)size) < 0)
+	if (ftruncate(w->fd, (off_t)(size + w->base)) < 0)
 		ret = err_fail(err, -errno, "setting the size of %s: %s", w->target,
 			      strerror(errno));
 	else if (fsync(w->fd) < 0)

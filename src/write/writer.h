@@ -14,6 +14,9 @@
 struct writer;
 
 int writer_open(const char *target, struct writer **out, ek_error *err);
+/* Every offset from now on lies base bytes further into the file, the
+ * bytes before them zeros (mkfs --offset: the image after a header). */
+void writer_shift(struct writer *w, uint64_t base);
 /* Write len bytes at off, hashed in write order. */
 int writer_pwrite(struct writer *w, uint64_t off, const void *buf, size_t len,
 		  ek_error *err);

@@ -191,7 +191,7 @@ static const struct row mkfs_rows[] = {
 	  "                         nosbcrc, legacy-compress, ^OPT" },
 	{ "-L", VALUE, PASS, "-L", NULL, "-L LABEL", "volume label" },
 	{ "-m", VALUE, PASS, "-m", NULL, "-m SIZE[:ALG]",
-	  "metadata compressed in a metabox (Linux 6.17+); ALG only -z's" },
+	  "metadata compressed in a metabox (Linux 6.17+); ALG only -z's first" },
 	{ "-T", VALUE, PASS, "-T", NULL, "-T N", "build time, and every file's mtime unless --mkfs-time" },
 	{ "--mkfs-time", NO_VALUE, PASS, "--mkfs-time", NULL, NULL, "with -T: the build time only" },
 	{ "--all-time", NO_VALUE, ACCEPT, NULL, NULL, NULL, "with -T: every file's mtime too (the default)" },

@@ -16,11 +16,10 @@ EROFSKIT=${EROFSKIT:-$top/build/erofskit}
 REPS=${REPS:-3}
 [ $# -gt 0 ] || set -- /tmp/data/rootfs /tmp/data/src
 
-[ "$(id -u)" = 0 ] || { echo "needs root (mounts, loop devices, drop_caches)" >&2; exit 1; }
+. "$here/lib.sh"
+need_root "mounts, loop devices, drop_caches"
 command -v mkfs.erofs >/dev/null || { echo "needs mkfs.erofs (erofs-utils)" >&2; exit 1; }
-for tree in "$@"; do
-	[ -d "$tree" ] || bash "$here/datasets.sh" >&2
-done
+need_trees "$@"
 work=$(mktemp -d /tmp/erofskit-blobdev.XXXXXX)
 loop=
 cleanup() {
@@ -30,8 +29,6 @@ cleanup() {
 }
 trap cleanup EXIT
 mkdir -p "$work/mnt"
-
-. "$here/lib.sh"
 
 # build TREE CMD: REPS builds of $work/img and $work/blob; the median s.
 build() {

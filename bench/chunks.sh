@@ -18,10 +18,9 @@ EROFSKIT=${EROFSKIT:-$top/build/erofskit}
 REPS=${REPS:-3}
 [ $# -gt 0 ] || set -- /tmp/data/rootfs /tmp/data/src
 
-[ "$(id -u)" = 0 ] || { echo "needs root (mounts, drop_caches)" >&2; exit 1; }
-for tree in "$@"; do
-	[ -d "$tree" ] || bash "$here/datasets.sh" >&2
-done
+. "$here/lib.sh"
+need_root "mounts, drop_caches"
+need_trees "$@"
 work=$(mktemp -d /tmp/erofskit-chunks.XXXXXX)
 cleanup() {
 	mountpoint -q "$work/mnt" 2>/dev/null && umount "$work/mnt"
@@ -29,8 +28,6 @@ cleanup() {
 }
 trap cleanup EXIT
 mkdir -p "$work/mnt"
-
-. "$here/lib.sh"
 
 # build TREE CMD...: REPS builds into $work/img; "SECONDS PEAK_KB" medians.
 build() {

@@ -23,8 +23,9 @@ REPS=${REPS:-5}
 SAMPLE=${SAMPLE:-400}
 SETTINGS=${SETTINGS:-"plain=-E^fragments,^dedupe,^ztailpacking tailpacking=-Eztailpacking,^fragments fragments=-Efragments,^dedupe fragments+dedupe=-Efragments,dedupe all-fragments=-Eall-fragments,dedupe"}
 
-[ "$(id -u)" = 0 ] || { echo "needs root (mounts, drop_caches)" >&2; exit 1; }
-[ -d "$TREE" ] || bash "$here/datasets.sh" >&2
+. "$here/lib.sh"
+need_root "mounts, drop_caches"
+need_trees "$TREE"
 work=$(mktemp -d /tmp/erofskit-layouts.XXXXXX)
 cleanup() {
 	local m
@@ -37,7 +38,6 @@ trap cleanup EXIT
 mkdir -p "$work/mnt" "$work/fuse"
 
 now() { date +%s.%N; }
-. "$here/lib.sh"
 
 # The sample: the same files for every image, by a fixed seed.
 (cd "$TREE" && find . -type f -size +0 | LC_ALL=C sort) >"$work/all"

@@ -212,15 +212,12 @@ int cli_add_device(const char *cmd, const char *file, ek_open_options *oo)
 	return 0;
 }
 
-int cli_set_offset(const char *cmd, const char *arg, ek_open_options *oo)
+int cli_parse_offset(const char *cmd, const char *option, const char *arg, uint64_t *out)
 {
-	uint64_t v;
-
-	if (ek_parse_size(arg, &v)) {
-		cli_error(cmd, "offset '%s' is not a size (bytes: 8192, 4K)", arg);
+	if (ek_parse_size(arg, out)) {
+		cli_error(cmd, "%s '%s' is not a size (bytes: 8192, 4K)", option, arg);
 		return -1;
 	}
-	oo->offset = v;
 	return 0;
 }
 

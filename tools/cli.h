@@ -45,9 +45,10 @@ int cli_open_image(const char *name, const ek_open_options *oo, ek_image **img,
  * mount's -o device=), in the order of its device table; the name made
  * absolute.  -1 when it cannot be (message printed). */
 int cli_add_device(const char *cmd, const char *file, ek_open_options *oo);
-/* fsck and dump's --offset, mount's -o offset=: where the image starts in
- * its file ("8192", "4K").  -1 when arg is no size (message printed). */
-int cli_set_offset(const char *cmd, const char *arg, ek_open_options *oo);
+/* --offset (mkfs, fsck, dump) and mount's -o offset= (option: the name
+ * the message gives): where the image starts in its file ("8192",
+ * "4K").  -1 when arg is no size (message printed). */
+int cli_parse_offset(const char *cmd, const char *option, const char *arg, uint64_t *out);
 /* A warning for each extra device of img that is not in the image file
  * nor given a file (the option that would give it: how), said once
  * before the files on it fail to read. */

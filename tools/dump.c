@@ -188,12 +188,12 @@ static void print_prefixes(ek_image *img, unsigned int count, bool json)
 	for (unsigned int i = 0; i < count; i++) {
 		int len = ek_get_xattr_prefix(img, i, prefix, sizeof(prefix));
 
-		if (json && len >= 0)
-			cli_json_string(stdout, prefix, (size_t)len);
-		else if (json)
-			fputs("null", stdout);
 		if (json) {
-			fputs(i + 1 < count ? ", " : "", stdout);
+			fputs(i ? ", " : "", stdout);
+			if (len >= 0)
+				cli_json_string(stdout, prefix, (size_t)len);
+			else
+				fputs("null", stdout);
 			continue;
 		}
 		printf("%-21s", i ? "" : "Xattr prefixes:");
@@ -620,7 +620,7 @@ int cmd_dump(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case OPT_OFFSET:
-			if (cli_set_offset(CMD, optarg, &oo))
+			if (cli_parse_offset(CMD, "--offset", optarg, &oo.offset))
 				return EXIT_USAGE;
 			break;
 		case 'h':

@@ -237,7 +237,7 @@ int cmd_fsck(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case OPT_OFFSET:
-			if (cli_set_offset(CMD, optarg, &oo))
+			if (cli_parse_offset(CMD, "--offset", optarg, &oo.offset))
 				return EXIT_USAGE;
 			break;
 		case 'h':

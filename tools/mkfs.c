@@ -693,10 +693,8 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 			o.compress_hints = optarg;
 			break;
 		case OPT_OFFSET:
-			if (ek_parse_size(optarg, &o.image_offset)) {
-				cli_error(CMD, "--offset '%s' is not a size (bytes: 8192, 4K)", optarg);
+			if (cli_parse_offset(CMD, "--offset", optarg, &o.image_offset))
 				return EXIT_USAGE;
-			}
 			break;
 		case OPT_XATTR_PREFIX:
 			ex->prefixes[ex->nprefixes++] = optarg;

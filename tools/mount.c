@@ -588,7 +588,7 @@ static int parse_options(const char *arg, ek_open_options *oo, struct mount_ctx 
 				return -1;
 			}
 		} else if (!strncmp(tok, "offset=", 7)) {
-			if (cli_set_offset(CMD, tok + 7, oo)) {
+			if (cli_parse_offset(CMD, "-o offset=", tok + 7, &oo->offset)) {
 				free(copy);
 				return -1;
 			}

@@ -19,6 +19,9 @@ if [ ! -f "$FIXTURES/manifest.json" ] || ! compgen -G "$FIXTURES/images/*.img" >
 fi
 
 T=$(mktemp -d /tmp/erofskit-test.XXXXXX)
+# manifest.py remembers the digests of large sparse files here, keyed by
+# their data (see there): once per build directory, not once per walk.
+export MANIFEST_CACHE=${EROFSKIT_BUILD:-$T}/manifest-cache
 _mounts=()
 
 # python3, resolved once per test: where python3 is a version manager's

@@ -19,7 +19,8 @@ sha256 of the value] sorted by name.  Directory sizes, atime, ctime and
 inode numbers are left out: they belong to the filesystem, not the tree.
 
 Sparse files are read one data extent at a time (SEEK_DATA/SEEK_HOLE), the
-holes hashed as zeros without being read.  Run as root, so that trusted.*
+holes hashed as zeros without being read (and a large hole's digest
+remembered in $MANIFEST_CACHE when it is set).  Run as root, so that trusted.*
 xattrs are listed and unreadable files can be read.  Names must be UTF-8.
 """
 import argparse
@@ -70,32 +71,78 @@ def hash_range(h, fd, start, end):
         off += len(buf)
 
 
+def extents(fd, size):
+    """The data extents [start, end) of fd, by SEEK_DATA/SEEK_HOLE; None
+    where the filesystem cannot tell (then it is all data)."""
+    out = []
+    off = 0
+    while off < size:
+        try:
+            data = os.lseek(fd, off, os.SEEK_DATA)
+        except OSError as e:
+            if e.errno == errno.ENXIO:        # only a hole is left
+                break
+            if e.errno == errno.EINVAL:       # no hole support
+                return None
+            raise
+        if data >= size:
+            break
+        hole = min(os.lseek(fd, data, os.SEEK_HOLE), size)
+        out.append((data, hole))
+        off = hole
+    return out
+
+
+# Hashing a 5 GiB hole as zeros takes some 3 s, and the suite walks the
+# fixture tree's sparse file dozens of times.  A file's bytes are fixed by
+# its size and its data extents' offsets and bytes (holes read as zeros),
+# so the full sha256 of a file with that signature is remembered in
+# $MANIFEST_CACHE (one file per signature), set by lib.sh for a test run.
+CACHE = os.environ.get("MANIFEST_CACHE")
+CACHE_HOLES = 64 << 20
+
+
 def file_sha256(path, size):
     """sha256 of a regular file, reading only its data extents."""
-    h = hashlib.sha256()
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     try:
-        off = 0
-        while off < size:
-            try:
-                data = os.lseek(fd, off, os.SEEK_DATA)
-            except OSError as e:
-                if e.errno == errno.ENXIO:        # only a hole is left
-                    data = size
-                elif e.errno == errno.EINVAL:     # no hole support: read it all
-                    hash_range(h, fd, off, size)
-                    break
-                else:
-                    raise
-            data = min(data, size)
-            hash_zeros(h, data - off)
-            if data >= size:
-                break
-            hole = min(os.lseek(fd, data, os.SEEK_HOLE), size)
-            hash_range(h, fd, data, hole)
-            off = hole
+        ext = extents(fd, size)
+        if ext is None:
+            ext = [(0, size)]
+        holes = size - sum(end - start for start, end in ext)
+        if not CACHE or holes < CACHE_HOLES:
+            return full_sha256(fd, size, ext)
+        sig = hashlib.sha256(b"%d" % size)
+        for start, end in ext:
+            part = hashlib.sha256()
+            hash_range(part, fd, start, end)
+            sig.update(b" %d %d %s" % (start, end, part.hexdigest().encode()))
+        memo = os.path.join(CACHE, sig.hexdigest())
+        try:
+            with open(memo) as f:
+                return f.read()
+        except FileNotFoundError:
+            pass
+        digest = full_sha256(fd, size, ext)
+        os.makedirs(CACHE, exist_ok=True)
+        tmp = "%s.%d" % (memo, os.getpid())
+        with open(tmp, "w") as f:
+            f.write(digest)
+        os.replace(tmp, memo)
+        return digest
     finally:
         os.close(fd)
+
+
+def full_sha256(fd, size, ext):
+    """sha256 of size bytes of fd: the extents read, zeros between them."""
+    h = hashlib.sha256()
+    off = 0
+    for start, end in ext:
+        hash_zeros(h, start - off)
+        hash_range(h, fd, start, end)
+        off = end
+    hash_zeros(h, size - off)
     return h.hexdigest()
 
 

@@ -296,9 +296,12 @@ while IFS=$'\t' read -r name expect opens xcodes regex; do
 		set +e
 		(
 			set -e
-			# A failed check must not leave its mounts behind.
-			trap 'if mountpoint -q "$T/mnt/$name"; then fusermount3 -u "$T/mnt/$name" || umount -l "$T/mnt/$name"; fi
-			      if mountpoint -q "$T/k"; then umount "$T/k"; fi' EXIT
+			# A failed check must not leave its mounts behind (the
+			# mount step's alone: checking for them after every step
+			# took a sixth of this test's time).
+			[ $step != mount ] ||
+				trap 'if mountpoint -q "$T/mnt/$name"; then fusermount3 -u "$T/mnt/$name" || umount -l "$T/mnt/$name"; fi
+				      if mountpoint -q "$T/k"; then umount "$T/k"; fi' EXIT
 			case $step in
 			fsck) check_fsck "$name" "$expect" "$regex" ;;
 			extract) check_extract "$name" "$opens" "$xcodes" ;;

@@ -51,7 +51,7 @@ static void look_at_fragment(struct zbuilder *zb, struct ztask *t)
 {
 	t->ran = true;
 	t->compressible = probe_compressible(t->in, (size_t)t->len,
-					      zb->codecs[0].codec->entropy_coded);
+					      zbuilder_packed_codec(zb)->entropy_coded);
 	if (t->compressible && packed_dedupes(zb->b, true, t->len))
 		digest_of(t->in, (size_t)t->len, t->digest);
 }

@@ -459,7 +459,7 @@ int zfile_finish(struct zbuilder *zb, struct zfile *f, struct ztask *last)
 		tail.la = last->tail_la;
 		tail.packed_estimate = probe_size(last->in + (tail.la - last->off),
 						  (size_t)(n->size - tail.la),
-						  zb->codecs[0].codec->entropy_coded);
+						  zbuilder_packed_codec(zb)->entropy_coded);
 	} else if (b->lay.tailpack && !f->packed && last->next) {
 		tail.held = &last->ext[last->next - 1];
 		choose_inline(zb, f, last, &tail);

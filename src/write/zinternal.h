@@ -174,6 +174,14 @@ static inline const struct codec *zfile_codec(const struct zbuilder *zb, const s
 	return zb->codecs[f->codec].codec;
 }
 
+/* The algorithm of the packed inode and the metabox: the first given.
+ * What goes into the packed inode is judged by it, whatever the file's
+ * own (a file of another algorithm there takes this one). */
+static inline const struct codec *zbuilder_packed_codec(const struct zbuilder *zb)
+{
+	return zb->codecs[0].codec;
+}
+
 /* Whether f's pclusters are hashed, looked up and remembered for
  * -Ededupe: not those of the packed inode or the metabox, which start
  * wherever the one before filled up, so that none ever equals another

@@ -16,8 +16,11 @@ deps:
 $(BUILD)/Makefile:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
 
+# -O1, as the sanitizers' authors advise (their checks stay in): the
+# sanitized suite took 700 s at -O0, 662 s at -O1 (ctest -j2, 2 cores).
 $(SAN_BUILD)/Makefile:
-	cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DEROFSKIT_SANITIZE=ON $(CMAKE_ARGS)
+	cmake -S . -B $(SAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG="-g -O1" \
+		-DEROFSKIT_SANITIZE=ON $(CMAKE_ARGS)
 
 build: deps $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS)

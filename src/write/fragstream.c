@@ -63,7 +63,8 @@ static int look_at(struct zbuilder *zb, struct fragstream *s, bool *compressible
 		if (ret)
 			break;
 		if (!*compressible)
-			*compressible = probe_compressible(at, len, zbuilder_packed_codec(zb)->entropy_coded);
+			*compressible = probe_compressible(
+				at, len, zbuilder_packed_codec(zb)->entropy_coded);
 		if (d)
 			digest_add(d, at, len);
 		if (*compressible && !d) {

@@ -88,6 +88,8 @@ def extents(fd, size):
         if data >= size:
             break
         hole = min(os.lseek(fd, data, os.SEEK_HOLE), size)
+        if hole <= data:     # a filesystem's bug, which would loop here
+            raise OSError(errno.EIO, "SEEK_HOLE from data at %d gave %d" % (data, hole))
         out.append((data, hole))
         off = hole
     return out

@@ -149,7 +149,7 @@ manifest "$T/t48" "$T/t48.json"
 # Read off the image (a dump per file took a tenth of the sanitized
 # test's time): bit 0 of a core's i_format, at meta_blkaddr's block plus
 # 32 bytes a nid, tells an extended core from a compact one.
-compact_count() {   # IMAGE: regular files with a compact core
+compact_count() {   # IMAGE: regular files of / and /d (the t48 tree) with a compact core
 	"$EROFSKIT" dump --json "$1" >"$T/sb.json" &&
 		"$EROFSKIT" dump --json --ls / "$1" >"$T/ls-root.json" &&
 		"$EROFSKIT" dump --json --ls /d "$1" >"$T/ls-d.json" ||

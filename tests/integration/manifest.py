@@ -72,8 +72,8 @@ def hash_range(h, fd, start, end):
 
 
 def extents(fd, size):
-    """The data extents [start, end) of fd, by SEEK_DATA/SEEK_HOLE; None
-    where the filesystem cannot tell (then it is all data)."""
+    """The data extents [start, end) of fd, by SEEK_DATA/SEEK_HOLE; all of
+    it where the filesystem cannot tell."""
     out = []
     off = 0
     while off < size:
@@ -83,7 +83,7 @@ def extents(fd, size):
             if e.errno == errno.ENXIO:        # only a hole is left
                 break
             if e.errno == errno.EINVAL:       # no hole support
-                return None
+                return [(0, size)]
             raise
         if data >= size:
             break
@@ -109,8 +109,6 @@ def file_sha256(path, size):
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     try:
         ext = extents(fd, size)
-        if ext is None:
-            ext = [(0, size)]
         holes = size - sum(end - start for start, end in ext)
         if not CACHE or holes < CACHE_HOLES:
             return full_sha256(fd, size, ext)

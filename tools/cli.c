@@ -288,6 +288,15 @@ void cli_progress_init(struct cli_progress *p, const char *what)
 	p->start = p->last = cli_now();
 }
 
+void cli_progress_phase(struct cli_progress *p, const char *what)
+{
+	if (!strcmp(p->what, what))
+		return;
+	p->what = what;
+	/* Its first line a tenth of a second in, with a rate to show. */
+	p->start = p->last = cli_now();
+}
+
 /* "12:34" or "1:02:03" */
 static void duration(double seconds, char *out, size_t size)
 {

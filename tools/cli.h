@@ -109,6 +109,9 @@ struct cli_progress {
 };
 void cli_progress_init(struct cli_progress *p, const char *what);
 void cli_progress_update(struct cli_progress *p, uint64_t done, uint64_t total);
+/* Another phase of the work, named what (the line's prefix): its rate
+ * and time left from now on.  The same phase again: nothing. */
+void cli_progress_phase(struct cli_progress *p, const char *what);
 /* The same with files counted: "12/50 files, ..." ("12 files, ..." when
  * their total is 0, not known), and the time left. */
 void cli_progress_files(struct cli_progress *p, uint64_t files_done, uint64_t files_total,

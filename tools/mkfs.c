@@ -19,12 +19,14 @@ static void usage(FILE *f)
 "usage: erofskit mkfs [options] IMAGE SOURCE_DIR\n"
 "       erofskit mkfs --tar [options] IMAGE [TARBALL|-]\n"
 "       erofskit mkfs --oci DIR[:TAG] [options] IMAGE\n"
-"       erofskit mkfs --oci DIR[:TAG] --oci-layers OUTDIR [options]\n"
+"       erofskit mkfs --oci oci://REGISTRY/REPO[:TAG|@DIGEST] [options] IMAGE\n"
+"       erofskit mkfs --oci SOURCE --oci-layers OUTDIR [options]\n"
 "\n"
 "Build the EROFS image IMAGE from the directory SOURCE_DIR, from a tar\n"
 "archive (any tar dialect, compressed or not; standard input by default),\n"
-"or from an OCI image layout (its layers applied in order, whiteouts and\n"
-"all, into the one filesystem a container would see).\n"
+"or from an OCI image, a layout on disk or an image in a registry (its\n"
+"layers applied in order, whiteouts and all, into the one filesystem a\n"
+"container would see).\n"
 "The image is written to a temporary file beside IMAGE and renamed only on\n"
 "success.  IMAGE '-' writes it to standard output (built in $TMPDIR first).\n"
 "\n"
@@ -160,6 +162,20 @@ static void usage(FILE *f)
 "  --oci DIR[:TAG]       the source is the OCI image layout DIR (the image\n"
 "                        tagged TAG, or its only one); every blob's digest\n"
 "                        and size are checked\n"
+"  --oci oci://REGISTRY/REPO[:TAG|@sha256:DIGEST]\n"
+"                        the source is that image in an OCI registry (TAG\n"
+"                        latest by default; an index picks this machine's\n"
+"                        platform): its manifest, config and layers are\n"
+"                        fetched into $TMPDIR (default /var/tmp), checked\n"
+"                        as a layout's, and removed after\n"
+"  -o OPT,...            with --oci oci://...: how to reach the registry:\n"
+"       insecure           do not verify the server's TLS certificate\n"
+"       cacert=FILE        trust the CA certificates in FILE (PEM)\n"
+"       credentials=FILE   'user:password' for the registry\n"
+"       plain_http         HTTP, not HTTPS\n"
+"       header=NAME:VALUE  send a header with every request (repeatable)\n"
+"       timeout=SECONDS    connect and stall timeout (default 30)\n"
+"       retries=N          tries after a failure, with backoff (default 5)\n"
 "  --oci-layers OUTDIR   with --oci: one image per layer instead, named\n"
 "                        NNN-DIGEST.erofs from 001 at the bottom, whiteouts\n"
 "                        kept as with --aufs, for overlayfs to stack\n"
@@ -178,7 +194,8 @@ static void usage(FILE *f)
 "  erofskit mkfs -zlz4hc,12 -C65536 -T0 --all-root root.erofs rootfs/\n"
 "  erofskit mkfs -zdeflate,level=9 -C65536 img.erofs dir/\n"
 "  erofskit mkfs --tar -zlz4hc layer.erofs layer.tar.gz\n"
-"  erofskit mkfs --oci ./layout:latest -zlz4hc root.erofs\n");
+"  erofskit mkfs --oci ./layout:latest -zlz4hc root.erofs\n"
+"  erofskit mkfs --oci oci://registry.example.com/library/debian:12 root.erofs\n");
 }
 
 static int hexval(int c)
@@ -211,10 +228,14 @@ static bool parse_uuid(const char *s, uint8_t out[16])
 }
 
 /* From an archive the files are not known until it ends: its bytes read
- * measure the way instead (when it is a file, not a pipe). */
+ * measure the way instead (when it is a file, not a pipe).  From a
+ * registry, the layers' download comes first, a phase of its own. */
 static void progress(void *ctx, const ek_build_progress *p)
 {
-	if (p->input_total)
+	cli_progress_phase(ctx, p->fetch_total ? "mkfs: fetching layers" : "mkfs");
+	if (p->fetch_total)
+		cli_progress_update(ctx, p->fetch_done, p->fetch_total);
+	else if (p->input_total)
 		cli_progress_files(ctx, p->files_done, 0, p->input_done, p->input_total);
 	else
 		cli_progress_files(ctx, p->files_done, p->files_total, p->bytes_done,
@@ -509,6 +530,7 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 		{ NULL, 0, NULL, 0 },
 	};
 	ek_build_options o;
+	ek_open_options remote;     /* -o: its http options only */
 	ek_build_stats stats;
 	struct cli_progress prog;
 	bool quiet = false, json = false, tar = false, block_size_set = false, to_stdout;
@@ -520,8 +542,9 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 	int c, ret;
 
 	ek_build_options_init(&o);
+	ek_open_options_init(&remote);
 	optind = 1;
-	while ((c = cli_getopt(CMD, argc, argv, "b:z:C:m:E:T:U:L:qh", longopts)) != -1) {
+	while ((c = cli_getopt(CMD, argc, argv, "b:z:C:m:E:T:U:L:o:qh", longopts)) != -1) {
 		switch (c) {
 		case 'b':
 			if (!size_option(optarg, true, "block size", "", &o.block_size))
@@ -700,6 +723,11 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 			ex->prefixes[ex->nprefixes++] = optarg;
 			o.xattr_prefixes = ex->prefixes;
 			break;
+		case 'o':
+			if (cli_remote_options(CMD, optarg, &remote))
+				return EXIT_USAGE;
+			o.http = &remote.http;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -717,6 +745,10 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 	}
 	if (oci_layers && !oci) {
 		cli_error(CMD, "--oci-layers needs --oci");
+		return EXIT_USAGE;
+	}
+	if (o.http && !(oci && !strncmp(oci, "oci://", 6))) {
+		cli_error(CMD, "-o says how to reach a registry: it needs --oci oci://...");
 		return EXIT_USAGE;
 	}
 	if ((ex->npaths || ex->nregexes) && (tar || oci)) {

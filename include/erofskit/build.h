@@ -36,6 +36,9 @@ typedef struct ek_build_progress {
 	uint64_t files_done, files_total;
 	uint64_t bytes_done, bytes_total;
 	uint64_t input_done, input_total;
+	/* From a registry: blob bytes fetched so far, of those to fetch,
+	 * before the build proper reports the rest (0 and 0 otherwise). */
+	uint64_t fetch_done, fetch_total;
 } ek_build_progress;
 typedef void (*ek_progress_fn)(void *ctx, const ek_build_progress *p);
 
@@ -296,6 +299,11 @@ typedef struct ek_build_options {
 	 * pcluster_size, compressed with ALGORITHM: 0 (the default) the
 	 * compressor, k extra_codecs[k - 1].  NULL: none. */
 	const char *compress_hints;
+	/* ek_build_oci and ek_build_oci_layers from a registry (an
+	 * oci://REGISTRY/REPO reference): how to reach it (TLS, credentials,
+	 * plain_http, timeouts), borrowed for the call; NULL: the defaults.
+	 * The cache fields do not apply. */
+	const ek_http_options *http;
 
 	ek_progress_fn progress;
 	void *progress_ctx;
@@ -350,7 +358,12 @@ EK_API int ek_build_tar(const char *image_path, const char *tar_path,
  * Build `image_path` from an OCI image layout (the OCI image-layout
  * specification): `layout` is "DIR" or "DIR:TAG", TAG the manifest's
  * org.opencontainers.image.ref.name; without one the layout must hold one
- * image (an image index picks this machine's platform).  Its layers
+ * image (an image index picks this machine's platform).  Or `layout` is an
+ * image in a registry, oci://REGISTRY/REPO[:TAG|@sha256:DIGEST] (TAG
+ * "latest" when neither is given; opts->http says how to reach it): its
+ * manifest (OCI or Docker media types; an index picks the platform), its
+ * config and its layers are fetched into a scratch layout under $TMPDIR
+ * (default /var/tmp), removed after, and read from there.  Its layers
  * (tar, tar+gzip, tar+zstd) are applied in order into one tree, their
  * whiteouts deleting what the layers below hold, as a container runtime
  * unpacks them; owners stay the layers' numbers.  Every blob is checked
@@ -366,9 +379,10 @@ typedef void (*ek_layer_done_fn)(void *ctx, size_t index, size_t count,
 				 const char *image_path, const ek_build_stats *stats);
 
 /*
- * One image per layer of an OCI image layout, for overlayfs to stack (the
- * first at the bottom): out_dir/NNN-HEX.erofs, NNN counting from 001, HEX
- * the layer blob's sha256.  Each is built as ek_build_tar builds with
+ * One image per layer of an OCI image (a layout, or an image in a
+ * registry, as ek_build_oci takes them), for overlayfs to stack (the first
+ * at the bottom): out_dir/NNN-HEX.erofs, NNN counting from 001, HEX the
+ * layer blob's sha256.  Each is built as ek_build_tar builds with
  * opts->aufs set: whiteouts stay, as overlayfs whiteouts and opaque
  * directories.  out_dir is made when missing.  On failure the images
  * already written are removed.

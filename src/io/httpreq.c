@@ -8,12 +8,14 @@
 
 #include "io/httpparse.h"
 #include "io/httpreq.h"
+#include "util/fdio.h"
 
 struct exchange {
 	const struct httpreq *rq;
 	struct httpans *ans;
 	uint64_t sent;
 	bool too_long;
+	int write_error;             /* answer_fd refused a write: -errno */
 };
 
 static size_t on_header(char *line, size_t size, size_t n, void *user)
@@ -69,6 +71,15 @@ static size_t on_body(char *data, size_t size, size_t n, void *user)
 	if (a->body_len + len > x->rq->max_answer) {
 		x->too_long = true;
 		return 0;
+	}
+	if (x->rq->answer_to_fd) {
+		x->write_error = fd_pwrite_full(x->rq->answer_fd, data, len, a->body_len);
+		if (x->write_error)
+			return 0;
+		a->body_len += len;
+		if (x->rq->on_answer)
+			x->rq->on_answer(x->rq->on_answer_ctx, a->body_len);
+		return len;
 	}
 	grown = realloc(a->body, a->body_len + len + 1);
 	if (!grown)
@@ -178,8 +189,21 @@ int httpreq_run(const struct httpreq *rq, struct httpans *ans)
 		ans->body_len = 0;
 		ans->status = 0;
 		ans->why[0] = '\0';
+		/* Each try writes the answer from the start. */
+		if (rq->answer_to_fd && ftruncate(rq->answer_fd, 0) < 0) {
+			ret = -errno;
+			libcurl.easy_cleanup(c);
+			snprintf(ans->why, sizeof(ans->why), "%s", strerror(-ret));
+			break;
+		}
 		e = perform(c, rq, &x, headers);
 		libcurl.easy_cleanup(c);
+		if (x.write_error) {
+			ret = x.write_error;
+			snprintf(ans->why, sizeof(ans->why), "writing what it sent: %s",
+				 strerror(-ret));
+			break;
+		}
 		if (x.too_long) {
 			snprintf(ans->why, sizeof(ans->why), "an answer longer than %zu bytes",
 				 rq->max_answer);

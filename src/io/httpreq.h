@@ -6,6 +6,7 @@
 #ifndef EK_IO_HTTPREQ_H
 #define EK_IO_HTTPREQ_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,6 +22,15 @@ struct httpreq {
 	int body_fd;                 /* ... from this file when >= 0 */
 	uint64_t body_fd_len;
 	size_t max_answer;           /* answer bytes kept; more is an error */
+	/* The answer's body goes to answer_fd (from its start, the file cut
+	 * to it; a blob's download) instead of memory: ans->body stays NULL,
+	 * ans->body_len counts the bytes written. */
+	bool answer_to_fd;
+	int answer_fd;
+	/* Called as the answer lands in answer_fd, with its bytes so far
+	 * (from 0 again on a retry); NULL: not. */
+	void (*on_answer)(void *ctx, uint64_t bytes);
+	void *on_answer_ctx;
 	const struct curlx_conf *conf;
 };
 

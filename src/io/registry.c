@@ -28,6 +28,7 @@
 #include "io/registry.h"
 #include "util/digest.h"
 #include "util/error.h"
+#include "util/fdio.h"
 
 #define MANIFEST_MAX ((size_t)4 << 20)
 #define ANSWER_MAX ((size_t)64 << 10)     /* other answers: status pages */
@@ -311,46 +312,54 @@ static void registry_end(struct registry *r)
 
 /* ------------------------------------------------------------ resolving */
 
-/* A manifest by tag or digest; fetched by digest, it must hash to it. */
-static int get_manifest(struct registry *r, const char *reference, json_t **out)
+/* A manifest's bytes by tag or digest (into ans: 200 or an error);
+ * fetched by digest, they must hash to it. */
+static int fetch_manifest(struct registry *r, const char *reference, struct httpans *ans)
 {
 	char url[1200];
 	const char *headers[] = { ACCEPT, NULL };
 	struct httpreq rq = { .method = "GET", .url = url, .headers = headers,
 			      .max_answer = MANIFEST_MAX, .body_fd = -1 };
-	struct httpans ans;
-	json_error_t why;
+	uint8_t d[DIGEST_SIZE];
+	char hex[2 * DIGEST_SIZE + 1];
 	int ret;
 
-	*out = NULL;
 	api_url(r, url, sizeof(url), "manifests", reference);
-	ret = request(r, &rq, &ans);
+	ret = request(r, &rq, ans);
 	if (ret)
-		goto out;
-	if (ans.status != 200) {
-		ret = err_fail(r->err, ans.status == 404 ? -ENOENT : -EIO, "%s: HTTP status %ld",
-			       url, ans.status);
-		goto out;
-	}
+		return ret;
+	if (ans->status == 404)
+		return err_fail(r->err, -ENOENT, "%s: HTTP status 404: %s/%s has no manifest '%s'",
+				url, r->ref.host, r->ref.repo, reference);
+	if (ans->status != 200)
+		return err_fail(r->err, -EIO, "%s: HTTP status %ld", url, ans->status);
 	if (!strncmp(reference, "sha256:", 7)) {
-		uint8_t d[DIGEST_SIZE];
-		char hex[2 * DIGEST_SIZE + 1];
-
-		digest_of(ans.body ? ans.body : "", ans.body_len, d);
+		digest_of(ans->body ? ans->body : "", ans->body_len, d);
 		digest_to_hex(d, hex);
-		if (strcmp(hex, reference + 7)) {
-			ret = err_fail(r->err, -EUCLEAN, "%s: the manifest does not match its digest "
-				       "(sha256:%s)", url, hex);
-			goto out;
+		if (strcmp(hex, reference + 7))
+			return err_fail(r->err, -EUCLEAN, "%s: the manifest does not match its "
+					"digest (sha256:%s)", url, hex);
+	}
+	return 0;
+}
+
+/* A manifest by tag or digest, parsed. */
+static int get_manifest(struct registry *r, const char *reference, json_t **out)
+{
+	struct httpans ans;
+	json_error_t why;
+	int ret = fetch_manifest(r, reference, &ans);
+
+	*out = NULL;
+	if (!ret) {
+		*out = json_loadb(ans.body ? ans.body : "", ans.body_len, JSON_REJECT_DUPLICATES, &why);
+		if (!json_is_object(*out)) {
+			json_decref(*out);
+			*out = NULL;
+			ret = err_fail(r->err, -EUCLEAN, "%s/%s: %s: not a JSON manifest: %s",
+				       r->ref.host, r->ref.repo, reference, why.text);
 		}
 	}
-	*out = json_loadb(ans.body ? ans.body : "", ans.body_len, JSON_REJECT_DUPLICATES, &why);
-	if (!json_is_object(*out)) {
-		json_decref(*out);
-		*out = NULL;
-		ret = err_fail(r->err, -EUCLEAN, "%s: not a JSON manifest: %s", url, why.text);
-	}
-out:
 	httpans_free(&ans);
 	return ret;
 }
@@ -460,6 +469,112 @@ int oci_resolve(const char *ref, const ek_http_options *o, struct oci_blob *blob
 out:
 	json_decref(top);
 	oci_release(r);
+	return ret;
+}
+
+/* ------------------------------------------------------------ pulling */
+
+struct oci_pull {
+	struct registry reg;
+};
+
+int oci_pull_begin(const char *ref, const ek_http_options *o, struct oci_pull **out,
+		   ek_error *err)
+{
+	struct oci_pull *p = malloc(sizeof(*p));
+	int ret;
+
+	*out = NULL;
+	if (!p)
+		return err_fail(err, -ENOMEM, "out of memory");
+	ret = registry_begin(&p->reg, ref, o, "pull", err);
+	if (ret) {
+		oci_pull_end(p);
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
+
+void oci_pull_end(struct oci_pull *p)
+{
+	if (p)
+		registry_end(&p->reg);
+	free(p);
+}
+
+const char *oci_pull_tag(const struct oci_pull *p)
+{
+	return p->reg.ref.digest[0] ? NULL : p->reg.ref.tag;
+}
+
+/* The media type a manifest says it is: its own mediaType, else the
+ * answer's Content-Type (without parameters), else what its members
+ * make it: "manifests" an index, anything else an image manifest. */
+static void manifest_media_type(const struct httpans *ans, char *out, size_t size)
+{
+	json_t *doc = json_loadb(ans->body ? ans->body : "", ans->body_len, 0, NULL);
+	const char *own = json_string_value(json_object_get(doc, "mediaType"));
+
+	if (own && *own)
+		snprintf(out, size, "%s", own);
+	else if (ans->content_type[0] && strncasecmp(ans->content_type, "application/json", 16))
+		snprintf(out, size, "%.*s", (int)strcspn(ans->content_type, "; "), ans->content_type);
+	else
+		snprintf(out, size, "%s", json_object_get(doc, "manifests") ? INDEX_MEDIA_TYPE :
+					   MANIFEST_MEDIA_TYPE);
+	json_decref(doc);
+}
+
+int oci_pull_top(struct oci_pull *p, int fd, struct oci_pulled *top, ek_error *err)
+{
+	struct registry *r = &p->reg;
+	struct httpans ans;
+	uint8_t d[DIGEST_SIZE];
+	int ret;
+
+	r->err = err;
+	ret = fetch_manifest(r, r->ref.digest[0] ? r->ref.digest : r->ref.tag, &ans);
+	if (!ret && fd_pwrite_full(fd, ans.body ? ans.body : "", ans.body_len, 0))
+		ret = err_fail(err, -EIO, "cannot store the manifest of %s/%s", r->ref.host,
+			       r->ref.repo);
+	if (!ret) {
+		digest_of(ans.body ? ans.body : "", ans.body_len, d);
+		digest_to_hex(d, top->hex);
+		top->size = ans.body_len;
+		manifest_media_type(&ans, top->media_type, sizeof(top->media_type));
+	}
+	httpans_free(&ans);
+	return ret;
+}
+
+int oci_pull_blob(struct oci_pull *p, const char *hex, bool manifest, uint64_t size, int fd,
+		  const struct oci_pull_progress *progress, ek_error *err)
+{
+	struct registry *r = &p->reg;
+	const char *headers[] = { ACCEPT, NULL };
+	char url[1200], digest[OCI_DIGEST_MAX];
+	struct httpreq rq = { .method = "GET", .url = url, .headers = manifest ? headers : NULL,
+			      .max_answer = (size_t)size, .body_fd = -1, .answer_to_fd = true,
+			      .answer_fd = fd, .on_answer = progress ? progress->fn : NULL,
+			      .on_answer_ctx = progress ? progress->ctx : NULL };
+	struct httpans ans;
+	int ret;
+
+	/* (A 32-bit size_t cuts a bound past 4 GiB: such a blob then fails
+	 * as too long, never silently.) */
+	r->err = err;
+	snprintf(digest, sizeof(digest), "sha256:%s", hex);
+	api_url(r, url, sizeof(url), manifest ? "manifests" : "blobs", digest);
+	ret = request(r, &rq, &ans);
+	if (ret == -EFBIG)
+		ret = err_fail(err, -EUCLEAN, "%s: the registry sends more than the %llu bytes "
+			       "its descriptor says", url, (unsigned long long)size);
+	else if (!ret && ans.status != 200)
+		ret = err_fail(err, ans.status == 404 ? -ENOENT : -EIO, "%s: HTTP status %ld", url,
+			       ans.status);
+	/* Shorter: the reader's digest check says so, naming the blob. */
+	httpans_free(&ans);
 	return ret;
 }
 

@@ -3,6 +3,7 @@
 #ifndef EK_IO_REGISTRY_H
 #define EK_IO_REGISTRY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,32 @@ int oci_resolve(const char *ref, const ek_http_options *o, struct oci_blob *blob
  * (a token expired), as io_http_extra's renew wants. */
 int oci_renew(void *ctx, const char *challenge, char *out, size_t size);
 void oci_release(void *ctx);
+/* Pulling an image's manifests and blobs (mkfs --oci oci://...): a
+ * session for one reference, its authorization kept between requests. */
+struct oci_pull;
+struct oci_pulled {
+	char media_type[256];
+	char hex[2 * 32 + 1];      /* sha256 of its bytes */
+	uint64_t size;
+};
+int oci_pull_begin(const char *ref, const ek_http_options *o, struct oci_pull **out,
+		   ek_error *err);
+void oci_pull_end(struct oci_pull *p);
+/* The reference's tag, or NULL when it names a digest. */
+const char *oci_pull_tag(const struct oci_pull *p);
+/* The manifest (or index) the reference names, written to fd as sent
+ * (by digest: checked against it); what it is into *top. */
+int oci_pull_top(struct oci_pull *p, int fd, struct oci_pulled *top, ek_error *err);
+/* The blob sha256:hex (a manifest: from the manifests endpoint) into fd,
+ * refused past size bytes; the caller checks its digest.  progress, if
+ * not NULL, hears of its bytes as they land. */
+struct oci_pull_progress {
+	void (*fn)(void *ctx, uint64_t bytes);
+	void *ctx;
+};
+int oci_pull_blob(struct oci_pull *p, const char *hex, bool manifest, uint64_t size, int fd,
+		  const struct oci_pull_progress *progress, ek_error *err);
+
 /* Upload image as an artifact tagged ref; the manifest's digest out. */
 int oci_push(const char *image, const char *ref, const ek_http_options *o,
 	     char *manifest_digest, size_t digest_size, ek_error *err);

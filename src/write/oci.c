@@ -23,6 +23,7 @@
 #include "util/digest.h"
 #include "util/error.h"
 #include "util/fdio.h"
+#include "write/ocipull.h"
 #include "write/tar.h"
 
 /* JSON blobs are small; these bound what a hostile layout makes us read. */
@@ -65,8 +66,14 @@ struct descriptor {
 };
 
 struct layout {
-	const char *dir;            /* as the user named it */
+	const char *name;           /* as the user named it: messages say it */
+	const char *dir;            /* where it is: name, or a registry's
+	                               image's scratch layout */
 	int dirfd;
+	bool remote;                /* pull fetches its blobs as they are read */
+	struct ocipull pull;
+	const ek_build_options *opts;   /* its progress hears of the fetches */
+	uint64_t fetched, to_fetch;     /* the layers' bytes */
 	ek_error *err;
 	json_t *manifest;           /* owns the layers' media type strings */
 	struct descriptor *layers;
@@ -98,21 +105,21 @@ static int parse_descriptor(struct layout *l, json_t *obj, const char *what,
 	if (!json_is_object(obj) || !json_is_string(type) || !json_is_string(digest) ||
 	    !json_is_integer(size))
 		return err_fail(l->err, -EUCLEAN, "%s: %s is not a descriptor "
-				"(mediaType, digest and size)", l->dir, what);
+				"(mediaType, digest and size)", l->name, what);
 	d->media_type = json_string_value(type);
 	d->kind = kind_of(d->media_type);
 	if (json_integer_value(size) < 0)
-		return err_fail(l->err, -EUCLEAN, "%s: %s: a negative size", l->dir, what);
+		return err_fail(l->err, -EUCLEAN, "%s: %s: a negative size", l->name, what);
 	d->size = (uint64_t)json_integer_value(size);
 	s = json_string_value(digest);
 	if (strncmp(s, "sha256:", 7))
 		return err_fail(l->err, -EUCLEAN, "%s: %s: digest '%.80s': only sha256 digests "
-				"are supported", l->dir, what, s);
+				"are supported", l->name, what, s);
 	/* The spec's encoded digests are lower case; checked before the
 	 * digest becomes part of a path. */
 	if (digest_from_hex(s + 7, d->digest))
 		return err_fail(l->err, -EUCLEAN, "%s: %s: digest '%.80s' is not 64 "
-				"lower-case hex digits", l->dir, what, s);
+				"lower-case hex digits", l->name, what, s);
 	digest_to_hex(d->digest, d->hex);
 	return 0;
 }
@@ -126,11 +133,11 @@ static int read_small(struct layout *l, const char *path, size_t max, char **out
 
 	*out = NULL;
 	if (fd < 0)
-		return err_fail(l->err, -errno, "%s: %s: %s", l->dir, path, strerror(errno));
+		return err_fail(l->err, -errno, "%s: %s: %s", l->name, path, strerror(errno));
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
 		close(fd);
 		return err_fail(l->err, -EUCLEAN, "%s: %s: not a regular file of at most %zu bytes",
-				l->dir, path, max);
+				l->name, path, max);
 	}
 	buf = malloc((size_t)st.st_size + 1);
 	if (buf)
@@ -140,7 +147,7 @@ static int read_small(struct layout *l, const char *path, size_t max, char **out
 		return err_fail(l->err, -ENOMEM, "out of memory");
 	if (ret) {
 		free(buf);
-		return err_fail(l->err, ret, "%s: %s: %s", l->dir, path,
+		return err_fail(l->err, ret, "%s: %s: %s", l->name, path,
 				ret == -EIO ? "short read" : strerror(-ret));
 	}
 	buf[st.st_size] = '\0';
@@ -157,11 +164,11 @@ static int parse_json(struct layout *l, const char *what, const char *text, size
 	*out = json_loadb(text, len, JSON_REJECT_DUPLICATES, &why);
 	if (!*out)
 		return err_fail(l->err, -EUCLEAN, "%s: %s: not valid JSON (line %d: %s)",
-				l->dir, what, why.line, why.text);
+				l->name, what, why.line, why.text);
 	if (!json_is_object(*out)) {
 		json_decref(*out);
 		*out = NULL;
-		return err_fail(l->err, -EUCLEAN, "%s: %s: not a JSON object", l->dir, what);
+		return err_fail(l->err, -EUCLEAN, "%s: %s: not a JSON object", l->name, what);
 	}
 	return 0;
 }
@@ -169,6 +176,33 @@ static int parse_json(struct layout *l, const char *what, const char *text, size
 static void blob_path(const struct descriptor *d, char *out, size_t size)
 {
 	snprintf(out, size, "blobs/sha256/%s", d->hex);
+}
+
+static void on_fetched(void *ctx, uint64_t bytes)
+{
+	struct layout *l = ctx;
+	ek_build_progress p = { .fetch_done = l->fetched + bytes, .fetch_total = l->to_fetch };
+
+	l->opts->progress(l->opts->progress_ctx, &p);
+}
+
+/* A registry's blob fetched into the scratch layout (a no-op for a
+ * layout on disk, or a blob already here); a layer's bytes are reported
+ * to the progress as they land. */
+static int fetch(struct layout *l, const struct descriptor *d)
+{
+	struct oci_pull_progress progress = { on_fetched, l };
+	bool layer = d->kind == BLOB_LAYER;
+	int ret;
+
+	if (!l->remote)
+		return 0;
+	ret = ocipull_blob(&l->pull, d->hex, d->kind == BLOB_MANIFEST || d->kind == BLOB_INDEX,
+			   d->size, layer && l->opts && l->opts->progress ? &progress : NULL,
+			   l->err);
+	if (!ret && layer)
+		l->fetched += d->size;
+	return ret;
 }
 
 /* A JSON blob, its size and digest checked before it is parsed. */
@@ -184,17 +218,19 @@ static int read_json_blob(struct layout *l, const struct descriptor *d, size_t m
 	blob_path(d, path, sizeof(path));
 	if (d->size > max)
 		return err_fail(l->err, -EUCLEAN, "%s: %s: %llu bytes, more than a %s may have",
-				l->dir, path, (unsigned long long)d->size, d->media_type);
-	ret = read_small(l, path, max, &text, &len);
+				l->name, path, (unsigned long long)d->size, d->media_type);
+	ret = fetch(l, d);
+	if (!ret)
+		ret = read_small(l, path, max, &text, &len);
 	if (ret)
 		return ret;
 	digest_of(text, len, got);
 	if (len != d->size)
 		ret = err_fail(l->err, -EUCLEAN, "%s: %s: %zu bytes, where its descriptor says %llu",
-			       l->dir, path, len, (unsigned long long)d->size);
+			       l->name, path, len, (unsigned long long)d->size);
 	else if (memcmp(got, d->digest, DIGEST_SIZE))
 		ret = err_fail(l->err, -EUCLEAN, "%s: %s: its content does not match its digest",
-			       l->dir, path);
+			       l->name, path);
 	else
 		ret = parse_json(l, path, text, len, out);
 	free(text);
@@ -241,7 +277,7 @@ static int choose_manifest(struct layout *l, json_t *index, const char *tag, con
 	char names[512] = "";
 
 	if (!json_is_array(list))
-		return err_fail(l->err, -EUCLEAN, "%s: %s has no \"manifests\" list", l->dir, what);
+		return err_fail(l->err, -EUCLEAN, "%s: %s has no \"manifests\" list", l->name, what);
 	json_array_foreach(list, i, entry) {
 		const char *name = json_string_value(json_object_get(
 				json_object_get(entry, "annotations"), REF_NAME));
@@ -264,13 +300,13 @@ static int choose_manifest(struct layout *l, json_t *index, const char *tag, con
 	if (found == 1)
 		return 0;
 	if (tag)
-		return err_fail(l->err, -ENOENT, "%s: no image is tagged '%s' (tags: %s)", l->dir,
+		return err_fail(l->err, -ENOENT, "%s: no image is tagged '%s' (tags: %s)", l->name,
 				tag, *names ? names : "none");
 	if (!found)
-		return err_fail(l->err, -ENOENT, "%s: %s names no image for linux/%s", l->dir,
+		return err_fail(l->err, -ENOENT, "%s: %s names no image for linux/%s", l->name,
 				what, host_architecture());
 	return err_fail(l->err, -EINVAL, "%s: it holds %zu images: name one as DIR:TAG "
-			"(tags: %s)", l->dir, found, *names ? names : "none");
+			"(tags: %s)", l->name, found, *names ? names : "none");
 }
 
 /* The config's rootfs.diff_ids, if it has them: as many as the manifest
@@ -284,7 +320,7 @@ static int load_diff_ids(struct layout *l, json_t *config, size_t nlayers)
 		return 0;
 	if (!json_is_array(ids) || json_array_size(ids) != nlayers)
 		return err_fail(l->err, -EUCLEAN, "%s: the image config's rootfs.diff_ids is not "
-				"a list of %zu digests, one for each layer", l->dir, nlayers);
+				"a list of %zu digests, one for each layer", l->name, nlayers);
 	l->diff_ids = calloc(nlayers ? nlayers : 1, sizeof(*l->diff_ids));
 	if (!l->diff_ids)
 		return err_fail(l->err, -ENOMEM, "out of memory");
@@ -293,7 +329,7 @@ static int load_diff_ids(struct layout *l, json_t *config, size_t nlayers)
 
 		if (!s || strncmp(s, "sha256:", 7) || digest_from_hex(s + 7, l->diff_ids[i]))
 			return err_fail(l->err, -EUCLEAN, "%s: the image config's diff_id %zu is "
-					"not 'sha256:' and 64 lower-case hex digits", l->dir, i + 1);
+					"not 'sha256:' and 64 lower-case hex digits", l->name, i + 1);
 	}
 	return 0;
 }
@@ -314,7 +350,7 @@ static int load_manifest(struct layout *l, const struct descriptor *m)
 		ret = read_json_blob(l, &config, CONFIG_MAX, &config_json);
 	layers = json_object_get(l->manifest, "layers");
 	if (!ret && !json_is_array(layers))
-		ret = err_fail(l->err, -EUCLEAN, "%s: the manifest has no \"layers\" list", l->dir);
+		ret = err_fail(l->err, -EUCLEAN, "%s: the manifest has no \"layers\" list", l->name);
 	if (!ret)
 		ret = load_diff_ids(l, config_json, json_array_size(layers));
 	json_decref(config_json);
@@ -333,7 +369,7 @@ static int load_manifest(struct layout *l, const struct descriptor *m)
 			return ret;
 		if (l->layers[i].kind != BLOB_LAYER)
 			return err_fail(l->err, -EUCLEAN, "%s: %s is a '%s', not a layer this reads "
-					"(tar, tar+gzip or tar+zstd)", l->dir, what,
+					"(tar, tar+gzip or tar+zstd)", l->name, what,
 					l->layers[i].media_type);
 	}
 	return 0;
@@ -366,7 +402,7 @@ static int open_layout(struct layout *l, const char *dir, const char *tag)
 	l->dir = dir;
 	l->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (l->dirfd < 0)
-		return err_fail(l->err, -errno, "%s: %s", dir, strerror(errno));
+		return err_fail(l->err, -errno, "%s: %s", l->name, strerror(errno));
 	ret = read_small(l, "oci-layout", INDEX_MAX, &text, &len);
 	if (ret) {
 		char why[EK_ERROR_MESSAGE_MAX];
@@ -380,7 +416,8 @@ static int open_layout(struct layout *l, const char *dir, const char *tag)
 		return ret;
 	version = json_object_get(index, "imageLayoutVersion");
 	if (!json_is_string(version) || strncmp(json_string_value(version), "1.", 2))
-		ret = err_fail(l->err, -EUCLEAN, "%s: oci-layout: imageLayoutVersion is not 1.x", dir);
+		ret = err_fail(l->err, -EUCLEAN, "%s: oci-layout: imageLayoutVersion is not 1.x",
+			       l->name);
 	json_decref(index);
 	index = NULL;
 	if (!ret)
@@ -396,7 +433,7 @@ static int open_layout(struct layout *l, const char *dir, const char *tag)
 	for (depth = 0; !ret && chosen.kind == BLOB_INDEX; depth++) {
 		if (depth == NESTED_INDEX_MAX)
 			return err_fail(l->err, -EUCLEAN, "%s: indexes nested more than %d deep",
-					dir, NESTED_INDEX_MAX);
+					l->name, NESTED_INDEX_MAX);
 		ret = read_json_blob(l, &chosen, INDEX_MAX, &index);
 		if (!ret)
 			ret = choose_manifest(l, index, NULL, "the image index", &chosen);
@@ -409,25 +446,30 @@ static void close_layout(struct layout *l)
 {
 	if (l->dirfd >= 0)
 		close(l->dirfd);
+	if (l->remote)
+		ocipull_close(&l->pull);
 	json_decref(l->manifest);
 	free(l->layers);
 	free(l->diff_ids);
 }
 
-/* The tar reader's view of layer i, its name and path newly allocated
- * (free them with layer_source_free); -ENOMEM. */
-static int layer_source(const struct layout *l, size_t i, struct tar_layer *t)
+/* The tar reader's view of layer i (a registry's fetched first), its
+ * name and path newly allocated (free them with layer_source_free). */
+static int layer_source(struct layout *l, size_t i, struct tar_layer *t)
 {
 	const struct descriptor *d = &l->layers[i];
 	char *name = NULL, *path = NULL;
+	int ret = fetch(l, d);
 
 	memset(t, 0, sizeof(*t));
-	if (asprintf(&name, "%s: layer %zu of %zu (sha256:%.12s)", l->dir, i + 1, l->nlayers,
+	if (ret)
+		return ret;
+	if (asprintf(&name, "%s: layer %zu of %zu (sha256:%.12s)", l->name, i + 1, l->nlayers,
 		     d->hex) < 0)
-		return -ENOMEM;
+		return err_fail(l->err, -ENOMEM, "out of memory");
 	if (asprintf(&path, "%s/blobs/sha256/%s", l->dir, d->hex) < 0) {
 		free(name);
-		return -ENOMEM;
+		return err_fail(l->err, -ENOMEM, "out of memory");
 	}
 	t->path = path;
 	t->name = name;
@@ -446,17 +488,44 @@ static void layer_source_free(struct tar_layer *t)
 	free((char *)t->path);
 }
 
-static int with_layout(const char *ref, ek_error *err, struct layout *l, char **dir)
+/* The layout ref names ("DIR[:TAG]", or an image in a registry,
+ * "oci://..."), opened; close_layout and free(*dir) after, either way. */
+static int with_layout(const char *ref, const ek_build_options *opts, ek_error *err,
+		       struct layout *l, char **dir)
 {
-	char *tag;
-	int ret = split_reference(ref, dir, &tag);
+	char *tag = NULL;
+	int ret;
 
 	memset(l, 0, sizeof(*l));
 	l->dirfd = -1;
 	l->err = err;
-	if (ret)
-		return err_fail(err, ret, "out of memory");
-	ret = open_layout(l, *dir, tag);
+	l->name = ref;
+	l->opts = opts;
+	*dir = NULL;
+	if (!strncmp(ref, "oci://", 6)) {
+		l->remote = true;
+		ret = ocipull_open(&l->pull, ref, opts ? opts->http : NULL, err);
+		/* Said here, where the scratch index.json would only skip it. */
+		if (!ret && kind_of(l->pull.top.media_type) != BLOB_MANIFEST &&
+		    kind_of(l->pull.top.media_type) != BLOB_INDEX)
+			ret = err_fail(err, -EUCLEAN, "%s: a manifest of media type '%s', not an "
+				       "image (an OCI or Docker v2 manifest or index)", ref,
+				       l->pull.top.media_type);
+		if (!ret && ocipull_tag(&l->pull) && !(tag = strdup(ocipull_tag(&l->pull))))
+			ret = err_fail(err, -ENOMEM, "out of memory");
+		if (!ret && !(*dir = strdup(l->pull.dir)))
+			ret = err_fail(err, -ENOMEM, "out of memory");
+	} else {
+		ret = split_reference(ref, dir, &tag);
+		if (ret)
+			ret = err_fail(err, ret, "out of memory");
+		else
+			l->name = *dir;
+	}
+	if (!ret)
+		ret = open_layout(l, *dir, tag);
+	for (size_t i = 0; !ret && l->remote && i < l->nlayers; i++)
+		l->to_fetch += l->layers[i].size;
 	free(tag);
 	return ret;
 }
@@ -468,7 +537,7 @@ int ek_build_oci(const char *image_path, const char *layout_ref,
 	struct tar_layer *layers = NULL;
 	char *dir = NULL;
 	size_t i, made = 0;
-	int ret = with_layout(layout_ref, err, &l, &dir);
+	int ret = with_layout(layout_ref, opts, err, &l, &dir);
 
 	if (!ret && opts && opts->tar_index)
 		ret = err_fail(err, -EINVAL, "an OCI image cannot be indexed (--tar=i): its "
@@ -480,8 +549,7 @@ int ek_build_oci(const char *image_path, const char *layout_ref,
 			ret = err_fail(err, -ENOMEM, "out of memory");
 	}
 	for (; !ret && made < l.nlayers; made++)
-		if (layer_source(&l, made, &layers[made]))
-			ret = err_fail(err, -ENOMEM, "out of memory");
+		ret = layer_source(&l, made, &layers[made]);
 	if (!ret)
 		ret = tar_build_layers(image_path, layers, l.nlayers, true, opts, stats, err);
 	for (i = 0; i < made; i++)
@@ -509,7 +577,7 @@ int ek_build_oci_layers(const char *out_dir, const char *layout_ref,
 	struct layout l;
 	char *dir = NULL, *image;
 	size_t i, made = 0;
-	int ret = with_layout(layout_ref, err, &l, &dir);
+	int ret = with_layout(layout_ref, opts, err, &l, &dir);
 
 	if (!ret && opts && opts->tar_index)
 		ret = err_fail(err, -EINVAL, "--oci-layers copies each layer's data in; "
@@ -535,13 +603,17 @@ int ek_build_oci_layers(const char *out_dir, const char *layout_ref,
 
 		memset(&stats, 0, sizeof(stats));
 		image = layer_image_path(out_dir, &l, i);
-		if (!image || layer_source(&l, i, &t)) {
-			free(image);
+		if (!image) {
 			ret = err_fail(err, -ENOMEM, "out of memory");
 			break;
 		}
-		ret = tar_build_layers(image, &t, 1, false, &layer_opts, &stats, err);
+		ret = layer_source(&l, i, &t);
+		if (!ret)
+			ret = tar_build_layers(image, &t, 1, false, &layer_opts, &stats, err);
 		layer_source_free(&t);
+		/* A registry's layer, built: its disk space back. */
+		if (l.remote)
+			ocipull_drop_blob(&l.pull, l.layers[i].hex);
 		if (!ret) {
 			made = i + 1;
 			if (done)

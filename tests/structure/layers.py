@@ -29,7 +29,7 @@ ALLOWED = {
     "io": {"util"},
     "codec": {"util", "format"},
     "read": {"util", "format", "io", "codec"},
-    "write": {"util", "format", "codec"},
+    "write": {"util", "format", "io", "codec"},   # io: a registry's image (ocipull)
     "check": {"util", "read", "codec"},
 }
 

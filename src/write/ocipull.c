@@ -1,0 +1,183 @@
+/*
+ * An image in an OCI registry as an image layout on disk, for oci.c to
+ * read as it reads any layout.  The layout is a scratch directory: its
+ * index.json names the manifest (or index) the reference names, and the
+ * blobs come down as oci.c asks for them, so only the chosen platform's
+ * manifest, its config and its layers are fetched.  Each is checked by
+ * oci.c as it reads it (digest and size), as a local layout's blobs are.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/error.h"
+#include "util/fdio.h"
+#include "write/ocipull.h"
+
+#define REF_NAME "org.opencontainers.image.ref.name"
+#define LAYOUT_FILE "{\"imageLayoutVersion\":\"1.0.0\"}"
+
+/* A small file of the scratch layout, whole. */
+static int put_file(int dirfd, const char *name, const char *text, ek_error *err)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644), ret;
+
+	if (fd < 0)
+		return err_fail(err, -errno, "the scratch layout's %s: %s", name, strerror(errno));
+	ret = fd_pwrite_full(fd, text, strlen(text), 0);
+	close(fd);
+	return ret ? err_fail(err, ret, "the scratch layout's %s: %s", name, strerror(-ret)) : 0;
+}
+
+/* index.json: one entry, the reference's manifest, tagged as it is. */
+static int put_index(int dirfd, const struct oci_pulled *top, const char *tag, ek_error *err)
+{
+	char digest[80];
+	json_t *doc;
+	char *text;
+	int ret;
+
+	snprintf(digest, sizeof(digest), "sha256:%s", top->hex);
+	doc = json_pack("{s:i, s:[{s:s, s:s, s:I}]}", "schemaVersion", 2, "manifests",
+			"mediaType", top->media_type, "digest", digest, "size",
+			(json_int_t)top->size);
+	if (doc && tag)
+		json_object_set_new(json_array_get(json_object_get(doc, "manifests"), 0),
+				    "annotations", json_pack("{s:s}", REF_NAME, tag));
+	text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	if (!text)
+		return err_fail(err, -ENOMEM, "out of memory");
+	ret = put_file(dirfd, "index.json", text, err);
+	free(text);
+	return ret;
+}
+
+/* Fetch into blobs/sha256/HEX through a file of its own, renamed once
+ * whole: a failed fetch leaves no blob for a later read to trust. */
+static int fetch_into(struct ocipull *p, const char *hex, bool manifest, uint64_t size,
+		      const struct oci_pull_progress *progress, ek_error *err)
+{
+	char path[128], part[140];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "blobs/sha256/%s", hex);
+	snprintf(part, sizeof(part), "%s.part", path);
+	fd = openat(p->dirfd, part, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return err_fail(err, -errno, "the scratch layout's %s: %s", part, strerror(errno));
+	ret = oci_pull_blob(p->session, hex, manifest, size, fd, progress, err);
+	close(fd);
+	if (!ret && renameat(p->dirfd, part, p->dirfd, path) < 0)
+		ret = err_fail(err, -errno, "the scratch layout's %s: %s", path, strerror(errno));
+	if (ret)
+		unlinkat(p->dirfd, part, 0);
+	return ret;
+}
+
+int ocipull_open(struct ocipull *p, const char *ref, const ek_http_options *http, ek_error *err)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct oci_pulled *top = &p->top;
+	char part[140];
+	int fd, ret;
+
+	memset(p, 0, sizeof(*p));
+	p->dirfd = -1;
+	ret = oci_pull_begin(ref, http, &p->session, err);
+	if (ret)
+		return ret;
+	if (asprintf(&p->dir, "%s/erofskit-pull.XXXXXX", tmp && *tmp ? tmp : "/var/tmp") < 0) {
+		p->dir = NULL;
+		return err_fail(err, -ENOMEM, "out of memory");
+	}
+	if (!mkdtemp(p->dir)) {
+		ret = err_fail(err, -errno, "%s: a scratch directory for the image's blobs: %s",
+			       p->dir, strerror(errno));
+		free(p->dir);
+		p->dir = NULL;
+		return ret;
+	}
+	p->dirfd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p->dirfd < 0 || mkdirat(p->dirfd, "blobs", 0755) < 0 ||
+	    mkdirat(p->dirfd, "blobs/sha256", 0755) < 0)
+		return err_fail(err, -errno, "%s: %s", p->dir, strerror(errno));
+	ret = put_file(p->dirfd, "oci-layout", LAYOUT_FILE, err);
+	if (ret)
+		return ret;
+	/* The top manifest's digest is known once it is here: it lands
+	 * under a name of its own, then takes its digest's. */
+	fd = openat(p->dirfd, "blobs/sha256/top.part", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return err_fail(err, -errno, "%s: %s", p->dir, strerror(errno));
+	ret = oci_pull_top(p->session, fd, top, err);
+	close(fd);
+	snprintf(part, sizeof(part), "blobs/sha256/%s", top->hex);
+	if (!ret && renameat(p->dirfd, "blobs/sha256/top.part", p->dirfd, part) < 0)
+		ret = err_fail(err, -errno, "%s: %s", p->dir, strerror(errno));
+	if (!ret)
+		ret = put_index(p->dirfd, top, oci_pull_tag(p->session), err);
+	return ret;
+}
+
+const char *ocipull_tag(const struct ocipull *p)
+{
+	return oci_pull_tag(p->session);
+}
+
+int ocipull_blob(struct ocipull *p, const char *hex, bool manifest, uint64_t size,
+		 const struct oci_pull_progress *progress, ek_error *err)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "blobs/sha256/%s", hex);
+	if (!faccessat(p->dirfd, path, F_OK, 0))
+		return 0;
+	return fetch_into(p, hex, manifest, size, progress, err);
+}
+
+void ocipull_drop_blob(struct ocipull *p, const char *hex)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "blobs/sha256/%s", hex);
+	unlinkat(p->dirfd, path, 0);
+}
+
+/* The scratch layout goes whole: the files this wrote, then its
+ * directories. */
+void ocipull_close(struct ocipull *p)
+{
+	DIR *d;
+	struct dirent *e;
+	int fd;
+
+	if (p->dirfd >= 0) {
+		fd = openat(p->dirfd, "blobs/sha256", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		d = fd >= 0 ? fdopendir(fd) : NULL;
+		while (d && (e = readdir(d)))
+			if (e->d_name[0] != '.')
+				unlinkat(fd, e->d_name, 0);
+		if (d)
+			closedir(d);
+		else if (fd >= 0)
+			close(fd);
+		unlinkat(p->dirfd, "blobs/sha256", AT_REMOVEDIR);
+		unlinkat(p->dirfd, "blobs", AT_REMOVEDIR);
+		unlinkat(p->dirfd, "index.json", 0);
+		unlinkat(p->dirfd, "oci-layout", 0);
+		close(p->dirfd);
+	}
+	if (p->dir)
+		rmdir(p->dir);
+	free(p->dir);
+	oci_pull_end(p->session);
+	memset(p, 0, sizeof(*p));
+	p->dirfd = -1;
+}

@@ -1,0 +1,36 @@
+/*
+ * An image in an OCI registry (oci://REGISTRY/REPO[:TAG|@sha256:DIGEST])
+ * as a scratch image layout under $TMPDIR (default /var/tmp), for oci.c
+ * (ocipull.c): its index.json names what the reference names, and blobs
+ * are fetched as they are needed.
+ */
+#ifndef EK_WRITE_OCIPULL_H
+#define EK_WRITE_OCIPULL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "erofskit/erofskit.h"
+#include "io/registry.h"
+
+struct ocipull {
+	char *dir;                  /* the scratch layout */
+	int dirfd;
+	struct oci_pull *session;
+	struct oci_pulled top;      /* what the reference names */
+};
+
+/* The reference's manifest fetched into a new scratch layout; on failure
+ * too, ocipull_close removes what was made. */
+int ocipull_open(struct ocipull *p, const char *ref, const ek_http_options *http, ek_error *err);
+/* The reference's tag, or NULL when it names a digest. */
+const char *ocipull_tag(const struct ocipull *p);
+/* blobs/sha256/HEX fetched unless it is here (a manifest or an index
+ * from the manifests endpoint), at most size bytes. */
+int ocipull_blob(struct ocipull *p, const char *hex, bool manifest, uint64_t size,
+		 const struct oci_pull_progress *progress, ek_error *err);
+/* A blob no longer needed (a layer built): its space back. */
+void ocipull_drop_blob(struct ocipull *p, const char *hex);
+void ocipull_close(struct ocipull *p);
+
+#endif

@@ -7,9 +7,16 @@
         last repeats), tagged TAG.  --nested: index.json names an image
         index with two platforms, this machine's (the image) and another
         (a manifest whose layer is not a tar, so choosing it fails).
+        --docker: Docker's media types (manifest v2, container config,
+        rootfs.diff.tar.gzip layers: CODEC must be gzip).
     oci_layout.py fromtars DEST TAG TAR...
         A layout DEST of one image tagged TAG whose layers are the tars
         (any compression), in order.
+    oci_layout.py push SRC:TAG URL REPO:TAG [CAFILE]
+        Upload the image SRC:TAG to the registry at URL (http(s)://HOST:PORT)
+        as REPO:TAG with the distribution API: every blob it reaches (the
+        layers, configs and manifests under an index), the manifests an
+        index names by digest, then the top one by tag.
     oci_layout.py break DEST WHAT
         Damage the (not nested) layout DEST one way: flip-layer,
         grow-layer, flip-manifest, traversal-digest, sha512-digest,
@@ -21,8 +28,10 @@ import hashlib
 import json
 import os
 import platform
+import ssl
 import subprocess
 import sys
+import urllib.request
 
 ARCH = {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
 LAYER = "application/vnd.oci.image.layer.v1.tar"
@@ -84,18 +93,25 @@ def write_layout(dest, top, tag):
         json.dump({"schemaVersion": 2, "manifests": [top]}, f)
 
 
-def remake(src_ref, dest, codecs, nested):
+DOCKER = {"manifest": "application/vnd.docker.distribution.manifest.v2+json",
+          "config": "application/vnd.docker.container.image.v1+json",
+          "layer": "application/vnd.docker.image.rootfs.diff.tar.gzip"}
+
+
+def remake(src_ref, dest, codecs, nested, docker=False):
     src, tag = src_ref.rsplit(":", 1)
     manifest = read_json(src, tagged_manifest(src, tag)["digest"])
     with open(blob_path(src, manifest["config"]["digest"]), "rb") as f:
-        config = put(dest, f.read(), manifest["config"]["mediaType"])
+        config = put(dest, f.read(), DOCKER["config"] if docker
+                     else manifest["config"]["mediaType"])
     layers = []
     for i, layer in enumerate(manifest["layers"]):
         codec = codecs[min(i, len(codecs) - 1)]
         with open(blob_path(src, layer["digest"]), "rb") as f:
             data = compress(plain_tar(f.read()), codec)
-        layers.append(put(dest, data, LAYER + SUFFIX[codec]))
-    new = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        layers.append(put(dest, data, DOCKER["layer"] if docker else LAYER + SUFFIX[codec]))
+    new = {"schemaVersion": 2, "mediaType": DOCKER["manifest"] if docker
+           else "application/vnd.oci.image.manifest.v1+json",
            "config": config, "layers": layers}
     top = put_json(dest, new, new["mediaType"])
     if nested:
@@ -123,6 +139,41 @@ def from_tars(dest, tag, tars):
     manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
                 "config": config, "layers": layers}
     write_layout(dest, put_json(dest, manifest, manifest["mediaType"]), tag)
+
+
+def push(src_ref, url, dest_ref, cafile):
+    src, tag = src_ref.rsplit(":", 1)
+    repo, dest_tag = dest_ref.rsplit(":", 1)
+    ctx = ssl.create_default_context(cafile=cafile) if cafile else None
+
+    def call(method, path, data=None, headers=None):
+        req = urllib.request.Request(path if "://" in path else url + path, data=data,
+                                     method=method, headers=headers or {})
+        with urllib.request.urlopen(req, context=ctx) as r:
+            return r.status, r.headers
+
+    def put_blob(desc):
+        with open(blob_path(src, desc["digest"]), "rb") as f:
+            data = f.read()
+        _, h = call("POST", f"/v2/{repo}/blobs/uploads/")
+        loc = h["Location"]
+        loc = (url + loc if loc.startswith("/") else loc)
+        loc += ("&" if "?" in loc else "?") + "digest=" + desc["digest"]
+        call("PUT", loc, data, {"Content-Type": "application/octet-stream"})
+
+    def put_manifest(desc, reference):
+        doc = read_json(src, desc["digest"])
+        for child in doc.get("manifests", []):
+            put_manifest(child, child["digest"])
+        if "config" in doc:
+            put_blob(doc["config"])
+        for layer in doc.get("layers", []):
+            put_blob(layer)
+        with open(blob_path(src, desc["digest"]), "rb") as f:
+            call("PUT", f"/v2/{repo}/manifests/{reference}", f.read(),
+                 {"Content-Type": desc["mediaType"]})
+
+    put_manifest(tagged_manifest(src, tag), dest_tag)
 
 
 def damage(dest, what):
@@ -181,7 +232,10 @@ def damage(dest, what):
 
 if __name__ == "__main__":
     if sys.argv[1] == "remake":
-        remake(sys.argv[2], sys.argv[3], sys.argv[4].split(","), "--nested" in sys.argv[5:])
+        remake(sys.argv[2], sys.argv[3], sys.argv[4].split(","), "--nested" in sys.argv[5:],
+               "--docker" in sys.argv[5:])
+    elif sys.argv[1] == "push":
+        push(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else None)
     elif sys.argv[1] == "fromtars":
         from_tars(sys.argv[2], sys.argv[3], sys.argv[4:])
     elif sys.argv[1] == "break":

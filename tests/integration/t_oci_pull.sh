@@ -1,0 +1,159 @@
+#!/bin/bash
+# mkfs --oci oci://REGISTRY/REPO: an image pushed to Debian's
+# docker-registry with the distribution API builds the same image, byte
+# for byte, as its layout on disk, whether named by tag or by digest,
+# behind a multi-platform index, with Docker's media types, with token
+# authentication, and one image per layer (--oci-layers).  What the
+# registry serves is checked as a layout's blobs are: a changed or a
+# longer blob, an unknown tag fail naming it, leaving no image and no
+# scratch directory.
+. "$(dirname "$0")/lib.sh"
+. "$HERE/http_lib.sh"
+
+E=$EROFSKIT
+OCI="python3 $HERE/oci_layout.py"
+cd "$T"
+export TMPDIR=$T/tmp
+mkdir -p "$TMPDIR"
+# Nothing of a pull stays in $TMPDIR, whatever its end.
+scratch_is_gone() {
+	[ -z "$(ls -A "$TMPDIR")" ] || fail "$1: left in \$TMPDIR: $(ls -A "$TMPDIR")"
+}
+
+note "an image of three layers (whiteouts, an opaque directory, hard links, xattrs)"
+mkdir -p l1/etc/app l1/usr/lib l1/srv/data l2/etc l2/usr/lib l3/srv
+echo base >l1/etc/app/conf
+echo keep >l1/etc/keep
+ln l1/etc/keep l1/etc/keep.hard
+ln -s conf l1/etc/app/link
+echo old >l1/usr/lib/old.so
+head -c 300000 /dev/urandom >l1/srv/data/blob
+setfattr -n user.note -v hello l1/etc/app/conf
+echo changed >l2/etc/app.conf
+: >l2/etc/.wh.keep
+: >l2/usr/lib/.wh..wh..opq
+echo new >l2/usr/lib/new.so
+echo now-a-file >l3/srv/data.txt
+: >l3/srv/.wh.data
+for i in 1 2 3; do
+	tar --xattrs --numeric-owner --owner=1000 --group=1001 -cf "l$i.tar" -C "l$i" . ||
+		fail "tar of layer $i"
+done
+gzip -k -n l2.tar
+$OCI fromtars L app l1.tar l2.tar.gz l3.tar
+$OCI remake L:app N gzip --nested
+$OCI remake L:app D gzip --docker
+"$E" mkfs --oci L:app -zlz4hc -q -T0 want.erofs || fail "mkfs --oci of the layout"
+mkdir -p layers.want
+"$E" mkfs --oci L:app --oci-layers layers.want -zlz4hc -q -T0 || fail "--oci-layers of the layout"
+
+start_nginx "$T/www"   # for its certificate
+CA=cacert=$T/http/ca.pem
+start_registry open
+URL=https://127.0.0.1:$REGISTRY_PORT
+R=oci://127.0.0.1:$REGISTRY_PORT/erofskit/app
+$OCI push L:app "$URL" erofskit/app:v1 "$T/http/ca.pem" || fail "push the layout"
+$OCI push N:app "$URL" erofskit/app:multi "$T/http/ca.pem" || fail "push the nested layout"
+$OCI push D:app "$URL" erofskit/app:docker "$T/http/ca.pem" || fail "push the Docker layout"
+
+note "by tag, by digest, behind an index, with Docker's media types: the layout's image"
+"$E" mkfs --oci "$R:v1" -o "$CA" -zlz4hc -q -T0 tag.erofs || fail "mkfs --oci $R:v1"
+cmp want.erofs tag.erofs || fail "the registry's image differs from the layout's"
+scratch_is_gone "by tag"
+digest=$(curl -sfI --cacert "$T/http/ca.pem" \
+	-H "Accept: application/vnd.oci.image.manifest.v1+json" "$URL/v2/erofskit/app/manifests/v1" |
+	tr -d '\r' | sed -n 's/^[Dd]ocker-[Cc]ontent-[Dd]igest: //p')
+[[ $digest == sha256:* ]] || fail "no manifest digest from the registry: '$digest'"
+"$E" mkfs --oci "$R@$digest" -o "$CA" -zlz4hc -q -T0 digest.erofs || fail "mkfs --oci by digest"
+cmp want.erofs digest.erofs || fail "by digest, another image"
+for tag in multi docker; do
+	"$E" mkfs --oci "$R:$tag" -o "$CA" -zlz4hc -q -T0 "$tag.erofs" || fail "mkfs --oci $R:$tag"
+	cmp want.erofs "$tag.erofs" || fail "$tag: another image"
+done
+scratch_is_gone "by digest, multi, docker"
+
+note "--oci-layers from the registry: the layout's images"
+"$E" mkfs --oci "$R:v1" -o "$CA" --oci-layers layers.got -zlz4hc -q -T0 || fail "--oci-layers"
+[ "$(ls layers.want)" = "$(ls layers.got)" ] || fail "other layer images: $(ls layers.got)"
+for f in layers.want/*; do
+	cmp "$f" "layers.got/${f##*/}" || fail "--oci-layers: ${f##*/} differs"
+done
+scratch_is_gone "--oci-layers"
+
+note "a progress line while the layers come down, on a terminal only"
+# 3 MiB of layer through a relay at 2 MiB/s: well over a second of it.
+mkdir -p lbig
+head -c 3145728 /dev/urandom >lbig/random
+tar -cf lbig.tar -C lbig .
+$OCI fromtars B big lbig.tar
+$OCI push B:big "$URL" erofskit/big:v1 "$T/http/ca.pem" || fail "push the large layout"
+relay_up() {
+	RELAY_PORT=$(free_port)
+	_ports=("$RELAY_PORT")
+	python3 "$HERE/slow_relay.py" --listen "$RELAY_PORT" --to "$REGISTRY_PORT" \
+		--rate 2097152 &
+	_pid=$!
+}
+launch "$T/relay.log" relay_up
+TERM=xterm script -qec "$(printf '%q ' "$E" mkfs --oci "oci://127.0.0.1:$RELAY_PORT/erofskit/big:v1" \
+	-o "$CA" -T0 big-tty.erofs)" /dev/null >tty.out || fail "mkfs --oci on a terminal failed"
+python3 - tty.out "$(stat -c %s lbig.tar)" <<'PY' || { cat -v tty.out >&2; fail "no proper fetch progress"; }
+import re, sys
+out = open(sys.argv[1], "rb").read().decode()
+size = int(sys.argv[2]) / 1048576
+lines = re.findall(r"\rmkfs: fetching layers: ([0-9.]+) / ([0-9.]+) MiB \( *([0-9]+)%\), ([0-9.]+) MiB/s", out)
+assert len(lines) >= 3, "fewer than three progress updates: %r" % lines
+assert all(abs(float(t) - size) < 0.06 for _, t, _, _ in lines), "not the layer's %.1f MiB: %r" % (size, lines)
+done = [float(d) for d, *_ in lines]
+assert done == sorted(done) and done[-1] <= size + 0.06, "went backwards or past the end: %r" % lines
+assert out.rindex("fetching layers") < out.index("big-tty.erofs:"), "no summary after the fetch"
+PY
+"$E" mkfs --oci "oci://127.0.0.1:$REGISTRY_PORT/erofskit/big:v1" -o "$CA" -T0 big-file.erofs \
+	>cli.out 2>cli.err ||
+	fail "mkfs --oci into a file failed: $(cat cli.err)"
+grep -q "MiB/s" cli.err cli.out && fail "mkfs --oci drew progress into a file"
+cmp big-tty.erofs big-file.erofs || fail "the image made on a terminal differs"
+scratch_is_gone "progress"
+
+note "unknown tags, plain HTTP to an HTTPS registry, an artifact, -o without a registry: clear errors"
+expect_exit 2 "$E" mkfs --oci "$R:nope" -o "$CA" -q x.erofs 2>err
+grep -q "HTTP status 404" err || fail "unknown tag: $(cat err)"
+expect_exit 2 "$E" mkfs --oci "$R:v1" -o "$CA,plain_http,retries=0" -q x.erofs 2>err
+grep -q "127.0.0.1:$REGISTRY_PORT" err || fail "plain HTTP: $(cat err)"
+# An EROFS image stored as an artifact (erofskit push) is no layered image.
+"$E" push -o "$CA" want.erofs "$R:artifact" >/dev/null || fail "push an artifact"
+expect_exit 1 "$E" mkfs --oci "$R:artifact" -o "$CA" -q x.erofs 2>err
+grep -q "layer 1 is a 'application/vnd.erofs', not a layer" err || fail "artifact: $(cat err)"
+expect_exit 2 "$E" mkfs --oci L:app -o "$CA" -q x.erofs 2>err
+grep -q "needs --oci oci://" err || fail "-o with a layout: $(cat err)"
+[ ! -e x.erofs ] || fail "an image was left"
+scratch_is_gone "the errors"
+
+note "token authentication: an anonymous pull token"
+stop_registry
+start_registry token
+R=oci://127.0.0.1:$REGISTRY_PORT/erofskit/app
+"$E" mkfs --oci "$R:v1" -o "$CA" -zlz4hc -q -T0 token.erofs || fail "mkfs --oci with a token"
+cmp want.erofs token.erofs || fail "with a token, another image"
+grep -q '^anonymous repository:erofskit/app:pull 200$' "$TOKEN_LOG" ||
+	fail "no anonymous pull token: $(cat "$TOKEN_LOG")"
+stop_registry
+
+note "what the registry serves is checked: a changed blob, a longer one"
+start_registry open
+R=oci://127.0.0.1:$REGISTRY_PORT/erofskit/app
+data=$(find "$T/registry/data" -path "*/blobs/sha256/*/$(sha256sum <l3.tar | cut -c1-64)/data")
+[ -f "$data" ] || fail "the last layer is not in the registry's store"
+printf 'X' | dd of="$data" bs=1 seek=1000 conv=notrunc status=none
+expect_exit 1 "$E" mkfs --oci "$R:v1" -o "$CA" -q x.erofs 2>err
+grep -q "layer 3 of 3" err && grep -qi "digest" err || fail "changed layer: $(cat err)"
+[ ! -e x.erofs ] || fail "an image was left after a changed layer"
+scratch_is_gone "a changed layer"
+cp l3.tar "$data"
+head -c 4096 /dev/zero >>"$data"
+expect_exit 1 "$E" mkfs --oci "$R:v1" -o "$CA" -q x.erofs 2>err
+grep -q "sends more than the $(stat -c %s l3.tar) bytes" err || fail "longer layer: $(cat err)"
+[ ! -e x.erofs ] || fail "an image was left after a longer layer"
+scratch_is_gone "a longer layer"
+stop_registry
+echo PASS

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -227,6 +228,53 @@ static bool parse_uuid(const char *s, uint8_t out[16])
 	return i == 16 && *s == '\0';
 }
 
+enum source_kind { FROM_DIR, FROM_TAR, FROM_OCI };
+
+/* The signal that asked the build to stop, or 0. */
+static volatile int stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+/*
+ * Ctrl-C, kill and a closed terminal stop the build as a failure does: no
+ * image, no temporary file, no scratch layout.  The handler goes after
+ * one signal (SA_RESETHAND), so a second ends mkfs at once.  A signal
+ * ignored at the start (nohup, a shell's background job) stays ignored.
+ */
+static void stop_on_signals(ek_build_options *o)
+{
+	static const int signals[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa, old;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sa.sa_flags = SA_RESETHAND | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		if (!sigaction(signals[i], NULL, &old) && old.sa_handler != SIG_IGN)
+			sigaction(signals[i], &sa, NULL);
+	o->cancel = &stop_signal;
+}
+
+/* A failed build's message and exit status: stopped by a signal, 128 and
+ * its number, as a shell reports a command the signal ended. */
+static int build_failed(int ret, enum source_kind kind, const char *not_written,
+			const ek_error *err)
+{
+	if (ret == -ECANCELED && stop_signal) {
+		cli_error(CMD, "stopped by %s: %s", stop_signal == SIGINT ? "SIGINT" :
+			  stop_signal == SIGTERM ? "SIGTERM" : "SIGHUP", not_written);
+		return 128 + stop_signal;
+	}
+	cli_error(CMD, "%s", err->message);
+	/* A bad archive is bad input, like a corrupt image to fsck. */
+	return kind != FROM_DIR && ek_is_image_error(ret) ? EXIT_CORRUPT : EXIT_USAGE;
+}
+
 /* From an archive the files are not known until it ends: its bytes read
  * measure the way instead (when it is a file, not a pipe).  From a
  * registry, the layers' download comes first, a phase of its own. */
@@ -354,8 +402,6 @@ fail:
 }
 
 /* What the image is built from. */
-enum source_kind { FROM_DIR, FROM_TAR, FROM_OCI };
-
 static int build_from(enum source_kind kind, const char *image, const char *source,
 		      const ek_build_options *o, ek_build_stats *stats, ek_error *err)
 {
@@ -811,11 +857,10 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 		o.clamp_mtime = true;
 	}
 	kind = oci ? FROM_OCI : tar ? FROM_TAR : FROM_DIR;
+	stop_on_signals(&o);
 	if (oci_layers) {
 		ret = ek_build_oci_layers(oci_layers, oci, &o, layer_done, &quiet, &err);
-		if (ret)
-			cli_error(CMD, "%s", err.message);
-		return !ret ? EXIT_OK : ek_is_image_error(ret) ? EXIT_CORRUPT : EXIT_USAGE;
+		return !ret ? EXIT_OK : build_failed(ret, kind, "no layer's image is left", &err);
 	}
 	image = argv[optind];
 	source = oci ? oci : optind + 1 < argc ? argv[optind + 1] : "-";
@@ -856,11 +901,10 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 			: build_from(kind, image, source, &o, &stats, &err);
 	if (ret) {
 		cli_progress_done(&prog);
-		cli_error(CMD, "%s", err.message);
 		if (json)
 			print_json(image, &stats, err.message);
-		/* A bad archive is bad input, like a corrupt image to fsck. */
-		return kind != FROM_DIR && ek_is_image_error(ret) ? EXIT_CORRUPT : EXIT_USAGE;
+		return build_failed(ret, kind, to_stdout ? "nothing was written" :
+				    "the image was not written", &err);
 	}
 	cli_progress_done(&prog);
 	if (block_list && write_block_list(image, o.image_offset, o.mount_point, block_list, &err)) {

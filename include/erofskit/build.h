@@ -304,6 +304,11 @@ typedef struct ek_build_options {
 	 * plain_http, timeouts), borrowed for the call; NULL: the defaults.
 	 * The cache fields do not apply. */
 	const ek_http_options *http;
+	/* Stop the build when *cancel becomes non-zero (a signal handler
+	 * may set it): it fails with -ECANCELED at its next write, entry or
+	 * download step, as any failure does, leaving no image, temporary
+	 * file or scratch layout.  NULL: never. */
+	const volatile int *cancel;
 
 	ek_progress_fn progress;
 	void *progress_ctx;

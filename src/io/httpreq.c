@@ -16,6 +16,7 @@ struct exchange {
 	uint64_t sent;
 	bool too_long;
 	int write_error;             /* answer_fd refused a write: -errno */
+	bool stopped;                /* on_answer said stop */
 };
 
 static size_t on_header(char *line, size_t size, size_t n, void *user)
@@ -77,8 +78,10 @@ static size_t on_body(char *data, size_t size, size_t n, void *user)
 		if (x->write_error)
 			return 0;
 		a->body_len += len;
-		if (x->rq->on_answer)
-			x->rq->on_answer(x->rq->on_answer_ctx, a->body_len);
+		if (x->rq->on_answer && !x->rq->on_answer(x->rq->on_answer_ctx, a->body_len)) {
+			x->stopped = true;
+			return 0;
+		}
 		return len;
 	}
 	grown = realloc(a->body, a->body_len + len + 1);
@@ -198,6 +201,11 @@ int httpreq_run(const struct httpreq *rq, struct httpans *ans)
 		}
 		e = perform(c, rq, &x, headers);
 		libcurl.easy_cleanup(c);
+		if (x.stopped) {
+			snprintf(ans->why, sizeof(ans->why), "stopped by its caller");
+			ret = -ECANCELED;
+			break;
+		}
 		if (x.write_error) {
 			ret = x.write_error;
 			snprintf(ans->why, sizeof(ans->why), "writing what it sent: %s",

@@ -28,8 +28,9 @@ struct httpreq {
 	bool answer_to_fd;
 	int answer_fd;
 	/* Called as the answer lands in answer_fd, with its bytes so far
-	 * (from 0 again on a retry); NULL: not. */
-	void (*on_answer)(void *ctx, uint64_t bytes);
+	 * (from 0 again on a retry); false stops the request (-ECANCELED,
+	 * not tried again).  NULL: not. */
+	bool (*on_answer)(void *ctx, uint64_t bytes);
 	void *on_answer_ctx;
 	const struct curlx_conf *conf;
 };

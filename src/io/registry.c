@@ -26,6 +26,7 @@
 #include "io/httpparse.h"
 #include "io/httpreq.h"
 #include "io/registry.h"
+#include "util/cancel.h"
 #include "util/digest.h"
 #include "util/error.h"
 #include "util/fdio.h"
@@ -567,7 +568,9 @@ int oci_pull_blob(struct oci_pull *p, const char *hex, bool manifest, uint64_t s
 	snprintf(digest, sizeof(digest), "sha256:%s", hex);
 	api_url(r, url, sizeof(url), manifest ? "manifests" : "blobs", digest);
 	ret = request(r, &rq, &ans);
-	if (ret == -EFBIG)
+	if (ret == -ECANCELED)
+		ret = err_fail(err, ret, CANCEL_MESSAGE);
+	else if (ret == -EFBIG)
 		ret = err_fail(err, -EUCLEAN, "%s: the registry sends more than the %llu bytes "
 			       "its descriptor says", url, (unsigned long long)size);
 	else if (!ret && ans.status != 200)

@@ -59,9 +59,9 @@ const char *oci_pull_tag(const struct oci_pull *p);
 int oci_pull_top(struct oci_pull *p, int fd, struct oci_pulled *top, ek_error *err);
 /* The blob sha256:hex (a manifest: from the manifests endpoint) into fd,
  * refused past size bytes; the caller checks its digest.  progress, if
- * not NULL, hears of its bytes as they land. */
+ * not NULL, hears of its bytes as they land, and may stop it. */
 struct oci_pull_progress {
-	void (*fn)(void *ctx, uint64_t bytes);
+	bool (*fn)(void *ctx, uint64_t bytes);     /* false: stop (-ECANCELED) */
 	void *ctx;
 };
 int oci_pull_blob(struct oci_pull *p, const char *hex, bool manifest, uint64_t size, int fd,

@@ -20,6 +20,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "util/cancel.h"
 #include "util/digest.h"
 #include "util/error.h"
 #include "util/fdio.h"
@@ -178,17 +179,19 @@ static void blob_path(const struct descriptor *d, char *out, size_t size)
 	snprintf(out, size, "blobs/sha256/%s", d->hex);
 }
 
-static void on_fetched(void *ctx, uint64_t bytes)
+static bool on_fetched(void *ctx, uint64_t bytes)
 {
 	struct layout *l = ctx;
 	ek_build_progress p = { .fetch_done = l->fetched + bytes, .fetch_total = l->to_fetch };
 
-	l->opts->progress(l->opts->progress_ctx, &p);
+	if (l->opts->progress)
+		l->opts->progress(l->opts->progress_ctx, &p);
+	return !cancel_requested(l->opts->cancel);
 }
 
 /* A registry's blob fetched into the scratch layout (a no-op for a
  * layout on disk, or a blob already here); a layer's bytes are reported
- * to the progress as they land. */
+ * to the progress as they land, and a cancel stops it. */
 static int fetch(struct layout *l, const struct descriptor *d)
 {
 	struct oci_pull_progress progress = { on_fetched, l };
@@ -198,7 +201,8 @@ static int fetch(struct layout *l, const struct descriptor *d)
 	if (!l->remote)
 		return 0;
 	ret = ocipull_blob(&l->pull, d->hex, d->kind == BLOB_MANIFEST || d->kind == BLOB_INDEX,
-			   d->size, layer && l->opts && l->opts->progress ? &progress : NULL,
+			   d->size, layer && l->opts && (l->opts->progress || l->opts->cancel) ?
+			   &progress : NULL,
 			   l->err);
 	if (!ret && layer)
 		l->fetched += d->size;

@@ -141,14 +141,18 @@ int build_open_image(struct build *b, const char *image_path)
 	b->data_blk = b->first_data_blk;
 	b->image_path = image_path;
 	ret = writer_open(image_path, &b->w, b->err);
-	if (!ret)
+	if (!ret) {
 		writer_shift(b->w, b->o.image_offset);
+		writer_watch(b->w, b->o.cancel);
+	}
 	if (!ret && b->o.blob_path && !strcmp(b->o.blob_path, image_path))
 		ret = err_fail(b->err, -EINVAL, "--blobdev %s: the image itself", image_path);
 	if (!ret && b->o.blob_path) {
 		ret = writer_open(b->o.blob_path, &b->blob, b->err);
 		if (ret)
 			err_prefix(b->err, "--blobdev %s: ", b->o.blob_path);
+		else
+			writer_watch(b->blob, b->o.cancel);
 	}
 	if (!ret && b->lay.fragments != EK_FRAGMENTS_OFF)
 		ret = packed_open(b, image_path);

@@ -17,6 +17,7 @@
 
 #include "write/internal.h"
 #include "format/xattr.h"
+#include "util/cancel.h"
 #include "util/error.h"
 #include "util/path.h"
 #include "write/exclude.h"
@@ -237,6 +238,10 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 		return err_fail(b->err, -errno, "%s: cannot open directory: %s", path,
 			       strerror(errno));
 	for (;;) {
+		if (cancel_requested(b->o.cancel)) {
+			ret = err_fail(b->err, -ECANCELED, CANCEL_MESSAGE);
+			break;
+		}
 		errno = 0;
 		de = readdir(d);
 		if (!de) {

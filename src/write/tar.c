@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "format/ondisk.h"
+#include "util/cancel.h"
 #include "util/error.h"
 #include "util/fdio.h"
 #include "util/path.h"
@@ -1315,8 +1316,11 @@ static int read_entries(struct tar_reader *r)
 	int ret = 0;
 
 	for (;;) {
-		const struct tar_header *h = tar_ahead_next(r->ahead);
+		const struct tar_header *h;
 
+		if (cancel_requested(r->b->o.cancel))
+			return err_fail(r->b->err, -ECANCELED, CANCEL_MESSAGE);
+		h = tar_ahead_next(r->ahead);
 		/* No entries at all is a tar too (an empty layer; tar -x
 		 * makes nothing of it): the image is the empty root. */
 		if (h->status == ARCHIVE_EOF)

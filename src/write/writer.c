@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #include "write/writer.h"
+#include "util/cancel.h"
 #include "util/error.h"
 #include "util/fdio.h"
 
@@ -21,6 +22,7 @@ struct writer {
 	XXH3_state_t *hash;
 	uint64_t unflushed;        /* bytes written since writeback started */
 	uint64_t base;             /* where offset 0 lies in the file */
+	const volatile int *cancel;
 };
 
 /* The image is flushed before it is renamed into place; starting the
@@ -67,6 +69,11 @@ int writer_open(const char *target, struct writer **out, ek_error *err)
 	return 0;
 }
 
+void writer_watch(struct writer *w, const volatile int *cancel)
+{
+	w->cancel = cancel;
+}
+
 void writer_shift(struct writer *w, uint64_t base)
 {
 	w->base = base;
@@ -77,6 +84,8 @@ static int write_all(struct writer *w, uint64_t off, const void *buf,
 {
 	int ret;
 
+	if (cancel_requested(w->cancel))
+		return err_fail(err, -ECANCELED, CANCEL_MESSAGE);
 	w->unflushed += len;
 	if (w->unflushed >= WRITEBACK_STEP) {
 		/* A hint: a failure shows at the fsync. */

@@ -14,6 +14,8 @@
 struct writer;
 
 int writer_open(const char *target, struct writer **out, ek_error *err);
+/* Every write fails (-ECANCELED) once *cancel is set (util/cancel.h). */
+void writer_watch(struct writer *w, const volatile int *cancel);
 /* Every offset from now on lies base bytes further into the file, the
  * bytes before them zeros (mkfs --offset: the image after a header). */
 void writer_shift(struct writer *w, uint64_t base);

@@ -5,7 +5,9 @@
 #  2. kills spread over a whole (shorter) build, up to its last moments:
 #     IMAGE is always either the old image or the complete new one (builds
 #     are reproducible, so "complete" is a known sha256), never torn;
-#  3. a source file that grows while mkfs runs (a background writer appends
+#  3. SIGINT, SIGTERM or SIGHUP stops it as a failure does: exit 128 + the
+#     signal, a message, the old IMAGE kept and no temporary file left;
+#  4. a source file that grows while mkfs runs (a background writer appends
 #     to it) makes mkfs fail with a message naming the file and leave no
 #     IMAGE and no temporary file, or, if the race is missed, the image
 #     passes fsck; over several tries the change is detected at least once.
@@ -115,7 +117,41 @@ done
 note "$landed of 12 kills landed mid-build"
 [ "$landed" -ge 5 ] || fail "only $landed of 12 kills landed in the middle of a build"
 
-note "3. a source file growing while mkfs reads it"
+note "3. SIGINT, SIGTERM, SIGHUP stop a build cleanly: 128 + the signal, nothing left but the old image"
+tar -C "$T/big" -cf "$T/big.tar" .
+for sig in INT TERM HUP; do
+	for src in dir tar; do
+		rm -rf "$T/out"/*
+		cp "$T/old.img" "$T/out/root.erofs"
+		[ $src = dir ] && args=("$T/out/root.erofs" "$T/big") ||
+			args=(--tar "$T/out/root.erofs" "$T/big.tar")
+		# A background job's SIGINT is ignored (and stays so in mkfs):
+		# this one starts with every signal at its default.
+		# shellcheck disable=SC2086
+		python3 -c 'import os, signal, sys
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(s, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' "$EROFSKIT" mkfs $MKFS_OPTS "${args[@]}" 2>"$T/mkfs.err" &
+		pid=$!
+		sleep 1
+		kill -0 "$pid" 2>/dev/null || fail "SIG$sig, $src: the build ended within a second"
+		start=$(date +%s%N)
+		kill -s "$sig" "$pid"
+		rc=0
+		wait "$pid" || rc=$?
+		ms=$(( ($(date +%s%N) - start) / 1000000 ))
+		[ "$rc" -eq $((128 + $(kill -l "$sig"))) ] ||
+			fail "SIG$sig, $src: exit $rc: $(cat "$T/mkfs.err")"
+		grep -q "stopped by .*: the image was not written" "$T/mkfs.err" ||
+			fail "SIG$sig, $src: $(cat "$T/mkfs.err")"
+		[ "$ms" -lt 5000 ] || fail "SIG$sig, $src: $ms ms to stop"
+		[ "$(sha_of "$T/out/root.erofs")" = "$OLD" ] || fail "SIG$sig, $src: the old image changed"
+		[ "$(ls -A "$T/out")" = root.erofs ] ||
+			fail "SIG$sig, $src: left beside the image: $(ls -A "$T/out")"
+	done
+done
+
+note "4. a source file growing while mkfs reads it"
 mkdir -p "$T/grow"
 noise 12M "$T/grow/bulk.txt"
 head -c 1M /dev/urandom > "$T/grow/growing.log"

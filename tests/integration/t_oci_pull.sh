@@ -6,7 +6,7 @@
 # authentication, and one image per layer (--oci-layers).  What the
 # registry serves is checked as a layout's blobs are: a changed or a
 # longer blob, an unknown tag fail naming it, leaving no image and no
-# scratch directory.
+# scratch directory; so does a SIGINT while the layers come down.
 . "$(dirname "$0")/lib.sh"
 . "$HERE/http_lib.sh"
 
@@ -114,6 +114,24 @@ PY
 grep -q "MiB/s" cli.err cli.out && fail "mkfs --oci drew progress into a file"
 cmp big-tty.erofs big-file.erofs || fail "the image made on a terminal differs"
 scratch_is_gone "progress"
+# Ctrl-C in the middle of the download: the build stops as a failure
+# does, exit 130, no image and no scratch layout left.
+python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' "$E" mkfs --oci "oci://127.0.0.1:$RELAY_PORT/erofskit/big:v1" \
+	-o "$CA" -T0 big-int.erofs 2>err &
+pid=$!
+for _ in $(seq 50); do   # until the layer is coming down
+	compgen -G "$TMPDIR/erofskit-pull.*/blobs/sha256/*.part" >/dev/null && break
+	sleep 0.05
+done
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" -eq 130 ] || fail "SIGINT during the fetch: exit $rc: $(cat err)"
+grep -q "stopped by SIGINT: the image was not written" err || fail "SIGINT: $(cat err)"
+[ ! -e big-int.erofs ] || fail "SIGINT: an image was left"
+scratch_is_gone "SIGINT during the fetch"
 
 note "unknown tags, plain HTTP to an HTTPS registry, an artifact, -o without a registry: clear errors"
 expect_exit 2 "$E" mkfs --oci "$R:nope" -o "$CA" -q x.erofs 2>err

@@ -169,6 +169,10 @@ static void usage(FILE *f)
 "                        platform): its manifest, config and layers are\n"
 "                        fetched into $TMPDIR (default /var/tmp), checked\n"
 "                        as a layout's, and removed after\n"
+"  --platform OS/ARCH[/VARIANT]\n"
+"                        with --oci: the image index's entry to build, as\n"
+"                        linux/arm64 or linux/arm/v7 (default: linux and\n"
+"                        this machine's architecture)\n"
 "  -o OPT,...            with --oci oci://...: how to reach the registry:\n"
 "       insecure           do not verify the server's TLS certificate\n"
 "       cacert=FILE        trust the CA certificates in FILE (PEM)\n"
@@ -295,7 +299,7 @@ enum {
 	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_XATTR_SHARE, OPT_FILE_CONTEXTS,
 	OPT_MAX_EXTENT, OPT_OVLFS_STRIP, OPT_TAR_COPY, OPT_NO_SPARSE, OPT_CHUNKSIZE,
 	OPT_IGNORE_MTIME, OPT_PRESERVE_MTIME, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_JSON,
-	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
+	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_PLATFORM, OPT_EXCLUDE_PATH, OPT_EXCLUDE_REGEX,
 	OPT_COMPRESS_HINTS, OPT_FS_CONFIG, OPT_MOUNT_POINT, OPT_PRODUCT_OUT, OPT_BLOCK_LIST,
 	OPT_BLOBDEV, OPT_HARD_DEREF, OPT_ROOT_XATTR_ISIZE, OPT_XATTR_PREFIX, OPT_OFFSET,
 };
@@ -559,6 +563,7 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 		{ "aufs", no_argument, NULL, OPT_AUFS },
 		{ "oci", required_argument, NULL, OPT_OCI },
 		{ "oci-layers", required_argument, NULL, OPT_OCI_LAYERS },
+		{ "platform", required_argument, NULL, OPT_PLATFORM },
 		{ "exclude-path", required_argument, NULL, OPT_EXCLUDE_PATH },
 		{ "exclude-regex", required_argument, NULL, OPT_EXCLUDE_REGEX },
 		{ "compress-hints", required_argument, NULL, OPT_COMPRESS_HINTS },
@@ -750,6 +755,9 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 		case OPT_OCI_LAYERS:
 			oci_layers = optarg;
 			break;
+		case OPT_PLATFORM:
+			o.platform = optarg;
+			break;
 		case OPT_EXCLUDE_PATH:
 			ex->paths[ex->npaths++] = optarg;
 			o.exclude_paths = ex->paths;
@@ -791,6 +799,10 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 	}
 	if (oci_layers && !oci) {
 		cli_error(CMD, "--oci-layers needs --oci");
+		return EXIT_USAGE;
+	}
+	if (o.platform && !oci) {
+		cli_error(CMD, "--platform picks an image index's entry: it needs --oci");
 		return EXIT_USAGE;
 	}
 	if (o.http && !(oci && !strncmp(oci, "oci://", 6))) {

@@ -304,6 +304,11 @@ typedef struct ek_build_options {
 	 * plain_http, timeouts), borrowed for the call; NULL: the defaults.
 	 * The cache fields do not apply. */
 	const ek_http_options *http;
+	/* ek_build_oci and ek_build_oci_layers: the entry of an image index
+	 * to take, "OS/ARCH" or "OS/ARCH/VARIANT" as indexes name them
+	 * ("linux/arm64", "linux/arm/v7"; a variant only when given);
+	 * NULL: linux and this machine's architecture */
+	const char *platform;
 	/* Stop the build when *cancel becomes non-zero (a signal handler
 	 * may set it): it fails with -ECANCELED at its next write, entry or
 	 * download step, as any failure does, leaving no image, temporary

@@ -66,6 +66,10 @@ struct descriptor {
 	uint64_t size;
 };
 
+struct platform {
+	char os[64], arch[64], variant[64];   /* variant "": any */
+};
+
 struct layout {
 	const char *name;           /* as the user named it: messages say it */
 	const char *dir;            /* where it is: name, or a registry's
@@ -75,6 +79,7 @@ struct layout {
 	struct ocipull pull;
 	const ek_build_options *opts;   /* its progress hears of the fetches */
 	uint64_t fetched, to_fetch;     /* the layers' bytes */
+	struct platform platform;       /* an image index's entry to take */
 	ek_error *err;
 	json_t *manifest;           /* owns the layers' media type strings */
 	struct descriptor *layers;
@@ -260,25 +265,82 @@ static const char *host_architecture(void)
 	return "";
 }
 
-static bool platform_matches(json_t *entry)
+/* "OS/ARCH[/VARIANT]" (NULL: linux and this machine's architecture), as
+ * image indexes name platforms. */
+static int parse_platform(struct layout *l, const char *s, struct platform *p)
+{
+	const char *arch, *variant;
+
+	memset(p, 0, sizeof(*p));
+	if (!s) {
+		snprintf(p->os, sizeof(p->os), "linux");
+		snprintf(p->arch, sizeof(p->arch), "%s", host_architecture());
+		return 0;
+	}
+	arch = strchr(s, '/');
+	variant = arch ? strchr(arch + 1, '/') : NULL;
+	if (!arch || arch == s || arch[1] == '/' || !arch[1] || (variant && !variant[1]) ||
+	    (variant && strchr(variant + 1, '/')) || strlen(s) >= sizeof(p->os) ||
+	    strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789._-/") != strlen(s))
+		return err_fail(l->err, -EINVAL, "platform '%.80s': expected OS/ARCH or "
+				"OS/ARCH/VARIANT, as linux/arm64 or linux/arm/v7", s);
+	snprintf(p->os, sizeof(p->os), "%.*s", (int)(arch - s), s);
+	snprintf(p->arch, sizeof(p->arch), "%.*s", (int)(variant ? variant - arch - 1 :
+							     (long)strlen(arch + 1)), arch + 1);
+	if (variant)
+		snprintf(p->variant, sizeof(p->variant), "%s", variant + 1);
+	return 0;
+}
+
+/* An index entry for the platform wanted: the same os and architecture,
+ * and variant when one is wanted; an entry that names no platform fits
+ * any. */
+static bool platform_matches(const struct platform *want, json_t *entry)
 {
 	json_t *p = json_object_get(entry, "platform");
 	const char *os = json_string_value(json_object_get(p, "os"));
 	const char *arch = json_string_value(json_object_get(p, "architecture"));
+	const char *variant = json_string_value(json_object_get(p, "variant"));
 
-	return !p || (os && arch && !strcmp(os, "linux") && !strcmp(arch, host_architecture()));
+	if (!p)
+		return true;
+	return os && arch && !strcmp(os, want->os) && !strcmp(arch, want->arch) &&
+	       (!want->variant[0] || (variant && !strcmp(variant, want->variant)));
+}
+
+/* names += ", " and what (while it fits). */
+static void list_add(char *names, size_t size, const char *what)
+{
+	size_t used = strlen(names);
+
+	if (used + strlen(what) + 3 < size)
+		snprintf(names + used, size - used, "%s%s", used ? ", " : "", what);
+}
+
+/* An entry's platform in words, "linux/arm/v7", for a message. */
+static void platform_words(json_t *entry, char *out, size_t size)
+{
+	json_t *p = json_object_get(entry, "platform");
+	const char *os = json_string_value(json_object_get(p, "os"));
+	const char *arch = json_string_value(json_object_get(p, "architecture"));
+	const char *variant = json_string_value(json_object_get(p, "variant"));
+
+	snprintf(out, size, "%.40s/%.40s%s%.40s", os ? os : "?", arch ? arch : "?",
+		 variant ? "/" : "", variant ? variant : "");
 }
 
 /*
  * The manifest an index names: by tag (its ref.name annotation), else the
- * one for this machine's platform, else the only one.
+ * one for the platform wanted, else the only one.  In an image index (not
+ * a layout's index.json) the first entry for the platform wins, as
+ * runtimes pull.
  */
 static int choose_manifest(struct layout *l, json_t *index, const char *tag, const char *what,
-			   struct descriptor *out)
+			   bool image_index, struct descriptor *out)
 {
 	json_t *list = json_object_get(index, "manifests"), *entry;
 	size_t i, found = 0;
-	char names[512] = "";
+	char names[512] = "", platforms[512] = "", words[128];
 
 	if (!json_is_array(list))
 		return err_fail(l->err, -EUCLEAN, "%s: %s has no \"manifests\" list", l->name, what);
@@ -288,10 +350,13 @@ static int choose_manifest(struct layout *l, json_t *index, const char *tag, con
 		struct descriptor d;
 		int ret;
 
-		if (name && strlen(names) + strlen(name) + 3 < sizeof(names))
-			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
-				 *names ? ", " : "", name);
-		if (tag ? !name || strcmp(name, tag) : !platform_matches(entry))
+		if (name)
+			list_add(names, sizeof(names), name);
+		if (json_object_get(entry, "platform")) {
+			platform_words(entry, words, sizeof(words));
+			list_add(platforms, sizeof(platforms), words);
+		}
+		if (tag ? !name || strcmp(name, tag) : !platform_matches(&l->platform, entry))
 			continue;
 		ret = parse_descriptor(l, entry, what, &d);
 		if (ret)
@@ -301,14 +366,16 @@ static int choose_manifest(struct layout *l, json_t *index, const char *tag, con
 		if (found++ == 0)
 			*out = d;
 	}
-	if (found == 1)
+	if (found == 1 || (found && image_index))
 		return 0;
 	if (tag)
 		return err_fail(l->err, -ENOENT, "%s: no image is tagged '%s' (tags: %s)", l->name,
 				tag, *names ? names : "none");
 	if (!found)
-		return err_fail(l->err, -ENOENT, "%s: %s names no image for linux/%s", l->name,
-				what, host_architecture());
+		return err_fail(l->err, -ENOENT, "%s: %s names no image for %s/%s%s%s (it has: %s)",
+				l->name, what, l->platform.os, l->platform.arch,
+				l->platform.variant[0] ? "/" : "", l->platform.variant,
+				*platforms ? platforms : "no platforms");
 	return err_fail(l->err, -EINVAL, "%s: it holds %zu images: name one as DIR:TAG "
 			"(tags: %s)", l->name, found, *names ? names : "none");
 }
@@ -431,7 +498,7 @@ static int open_layout(struct layout *l, const char *dir, const char *tag)
 	ret = parse_json(l, "index.json", text, len, &index);
 	free(text);
 	if (!ret)
-		ret = choose_manifest(l, index, tag, "index.json", &chosen);
+		ret = choose_manifest(l, index, tag, "index.json", false, &chosen);
 	json_decref(index);
 	/* An image index (several platforms): the entry for this one. */
 	for (depth = 0; !ret && chosen.kind == BLOB_INDEX; depth++) {
@@ -440,7 +507,7 @@ static int open_layout(struct layout *l, const char *dir, const char *tag)
 					l->name, NESTED_INDEX_MAX);
 		ret = read_json_blob(l, &chosen, INDEX_MAX, &index);
 		if (!ret)
-			ret = choose_manifest(l, index, NULL, "the image index", &chosen);
+			ret = choose_manifest(l, index, NULL, "the image index", true, &chosen);
 		json_decref(index);
 	}
 	return ret ? ret : load_manifest(l, &chosen);
@@ -506,6 +573,9 @@ static int with_layout(const char *ref, const ek_build_options *opts, ek_error *
 	l->name = ref;
 	l->opts = opts;
 	*dir = NULL;
+	ret = parse_platform(l, opts ? opts->platform : NULL, &l->platform);
+	if (ret)
+		return ret;
 	if (!strncmp(ref, "oci://", 6)) {
 		l->remote = true;
 		ret = ocipull_open(&l->pull, ref, opts ? opts->http : NULL, err);

@@ -2,8 +2,8 @@
 # replace and bring back), built with mkfs --oci, must mount with the
 # kernel as exactly the tree umoci's own unpack gives; the same layers
 # recompressed (zstd, none, gzip) behind a multi-platform index give the
-# same image; --oci-layers gives images that stack in overlayfs to that
-# tree.  Damaged layouts (a blob that does not match its digest, a digest
+# same image, and --platform picks an index's entry; --oci-layers gives
+# images that stack in overlayfs to that tree.  Damaged layouts (a blob that does not match its digest, a digest
 # that would leave the layout, ...) fail with a message naming what is
 # wrong, exit 1 or 2, and leave no image.
 . "$(dirname "$0")/lib.sh"
@@ -70,6 +70,24 @@ $OCI remake L:app N zstd,none,gzip --nested
 cmp app.erofs n.erofs || fail "recompressed layers give another image"
 "$E" mkfs --oci N -zlz4hc -q n2.erofs || fail "a layout of one tag needs no tag"
 cmp app.erofs n2.erofs || fail "without the tag, another image"
+
+note "--platform picks the index's entry: this machine's by name, another's, one it lacks"
+ARCH=$(python3 -c 'import platform; m = platform.machine(); print({"x86_64": "amd64", "aarch64": "arm64"}.get(m, m))')
+OTHER=$([ "$ARCH" = s390x ] && echo amd64 || echo s390x)
+"$E" mkfs --oci N:app --platform "linux/$ARCH" -zlz4hc -q n3.erofs || fail "--platform linux/$ARCH"
+cmp app.erofs n3.erofs || fail "--platform linux/$ARCH: another image"
+# The other platform's manifest has one layer (not a tar) against its
+# config's three diff_ids: the build reads it, so it took that entry.
+expect_exit 1 "$E" mkfs --oci N:app --platform "linux/$OTHER" -q x.erofs 2>err
+grep -q "diff_ids is not a list of 1 digests" err || fail "--platform linux/$OTHER: $(cat err)"
+expect_exit 2 "$E" mkfs --oci N:app --platform linux/riscv64/v9 -q x.erofs 2>err
+grep -q "names no image for linux/riscv64/v9 (it has: linux/$OTHER, linux/$ARCH)" err ||
+	fail "a platform the index lacks: $(cat err)"
+expect_exit 2 "$E" mkfs --oci N:app --platform arm64 -q x.erofs 2>err
+grep -q "expected OS/ARCH or OS/ARCH/VARIANT" err || fail "a platform without its OS: $(cat err)"
+expect_exit 2 "$E" mkfs --platform linux/arm64 -q x.erofs want 2>err
+grep -q "needs --oci" err || fail "--platform without --oci: $(cat err)"
+[ ! -e x.erofs ] || fail "an image was left"
 
 note "a layout of two images needs a tag; an image of no layers is an empty root"
 expect_exit 2 "$E" mkfs --oci L -q x.erofs 2>err

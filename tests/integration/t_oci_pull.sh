@@ -70,7 +70,11 @@ for tag in multi docker; do
 	"$E" mkfs --oci "$R:$tag" -o "$CA" -zlz4hc -q -T0 "$tag.erofs" || fail "mkfs --oci $R:$tag"
 	cmp want.erofs "$tag.erofs" || fail "$tag: another image"
 done
-scratch_is_gone "by digest, multi, docker"
+# --platform: the index's other entry (one layer against three diff_ids).
+OTHER=$(python3 -c 'import platform; print("amd64" if platform.machine() == "s390x" else "s390x")')
+expect_exit 1 "$E" mkfs --oci "$R:multi" --platform "linux/$OTHER" -o "$CA" -q x.erofs 2>err
+grep -q "diff_ids is not a list of 1 digests" err || fail "--platform linux/$OTHER: $(cat err)"
+scratch_is_gone "by digest, multi, docker, --platform"
 
 note "--oci-layers from the registry: the layout's images"
 "$E" mkfs --oci "$R:v1" -o "$CA" --oci-layers layers.got -zlz4hc -q -T0 || fail "--oci-layers"

@@ -26,6 +26,7 @@
 
 #include "codec/probe.h"
 #include "write/zinternal.h"
+#include "util/cancel.h"
 #include "util/error.h"
 
 static int reserve(struct ztask *t, size_t data, ek_error *err)
@@ -213,6 +214,12 @@ void zsegment_compress(struct zbuilder *zb, struct ztask *t, struct zworker *w)
 		size_t consumed = 0, csize = 0, probe_len;
 		uint16_t blocks;
 
+		/* A cluster at a time: a stopped build does not wait for the
+		 * window's segments to be compressed for nothing. */
+		if (cancel_requested(zb->b->o.cancel)) {
+			ret = err_fail(&t->err, -ECANCELED, CANCEL_MESSAGE);
+			break;
+		}
 		/* What is left would fill its cluster partly: compressed with
 		 * its neighbours instead.  Sure without compressing it when it
 		 * is no more than a cluster, or fits one even under fast LZ4

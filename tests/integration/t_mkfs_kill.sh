@@ -144,7 +144,7 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$EROFSKIT" mkfs $MKFS_OPTS "${args[@]}" 2
 			fail "SIG$sig, $src: exit $rc: $(cat "$T/mkfs.err")"
 		grep -q "stopped by .*: the image was not written" "$T/mkfs.err" ||
 			fail "SIG$sig, $src: $(cat "$T/mkfs.err")"
-		[ "$ms" -lt 5000 ] || fail "SIG$sig, $src: $ms ms to stop"
+		[ "$ms" -lt 2000 ] || fail "SIG$sig, $src: $ms ms to stop"
 		[ "$(sha_of "$T/out/root.erofs")" = "$OLD" ] || fail "SIG$sig, $src: the old image changed"
 		[ "$(ls -A "$T/out")" = root.erofs ] ||
 			fail "SIG$sig, $src: left beside the image: $(ls -A "$T/out")"

@@ -53,6 +53,7 @@ _erofskit()
 	local engines="libdeflate isal zlib builtin liblzma"
 	local remote_opts="insecure cacert= header= token= timeout= retries= cache_dir= cache_max= prefetch=all credentials= plain_http"
 	local mount_opts="cache= io=pread io=uring engine= workers= device= offset= uid= gid= allow_other $remote_opts"
+	local registry_opts="insecure cacert= credentials= plain_http header= timeout= retries="
 	local layouts="ztailpacking fragments all-fragments dedupe fragdedupe= noinline_data xattr-name-filter force-inode-compact force-inode-extended force-chunk-indexes force-inode-blockmap nosbcrc legacy-compress"
 	COMPREPLY=()
 	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
@@ -85,10 +86,11 @@ _erofskit()
 		compopt -o filenames 2>/dev/null || true
 		_erofskit_reply compgen -f -- "$cur"
 		return 0 ;;
-	mkfs:-E | mount:-o | fsck:-o | dump:-o | push:-o)
+	mkfs:-E | mkfs:-o | mount:-o | fsck:-o | dump:-o | push:-o)
 		# Comma lists, completed after their last comma: cache=1G,en<TAB>
 		local done='' list=$remote_opts
-		[ "$cmd" = mkfs ] && list=$layouts
+		[ "$cmd:$prev" = mkfs:-E ] && list=$layouts
+		[ "$cmd:$prev" = mkfs:-o ] && list=$registry_opts
 		[ "$cmd" = mount ] && list=$mount_opts
 		case $cur in *,*) done=${cur%,*},; esac
 		compopt -o nospace 2>/dev/null || true

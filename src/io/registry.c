@@ -98,6 +98,27 @@ static bool digest_ok(const char *s)
 	return !strncmp(s, "sha256:", 7) && !digest_from_hex(s + 7, raw);
 }
 
+/* Docker Hub as people name it (docker.io/debian) is not where its API
+ * is (registry-1.docker.io), and its official images are under library/. */
+static void docker_hub(struct oci_ref *r)
+{
+	static const char *const names[] = { "docker.io", "index.docker.io",
+					     "registry-1.docker.io" };
+	char repo[sizeof(r->repo)];
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(r->host, names[i]))
+			break;
+	if (i == sizeof(names) / sizeof(names[0]))
+		return;
+	snprintf(r->host, sizeof(r->host), "registry-1.docker.io");
+	if (!strchr(r->repo, '/') && strlen(r->repo) + 8 < sizeof(r->repo)) {
+		snprintf(repo, sizeof(repo), "library/%s", r->repo);
+		snprintf(r->repo, sizeof(r->repo), "%s", repo);
+	}
+}
+
 int oci_parse_ref(const char *s, struct oci_ref *r, ek_error *err)
 {
 	const char *rest, *slash, *at, *colon;
@@ -137,6 +158,7 @@ int oci_parse_ref(const char *s, struct oci_ref *r, ek_error *err)
 	memcpy(r->repo, rest, repo_len);
 	if (!repo_ok(r->repo))
 		return err_fail(err, -EINVAL, "%s: bad repository name '%s'", s, r->repo);
+	docker_hub(r);
 	return 0;
 }
 

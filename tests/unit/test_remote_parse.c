@@ -96,6 +96,15 @@ static void references(void **state)
 	assert_string_equal(r.digest, "");
 	assert_int_equal(oci_parse_ref("oci://registry.example/img", &r, &err), 0);
 	assert_string_equal(r.tag, "latest");
+	assert_string_equal(r.repo, "img");
+	/* Docker Hub: its API's host, and official images under library/. */
+	assert_int_equal(oci_parse_ref("oci://docker.io/debian:12", &r, &err), 0);
+	assert_string_equal(r.host, "registry-1.docker.io");
+	assert_string_equal(r.repo, "library/debian");
+	assert_string_equal(r.tag, "12");
+	assert_int_equal(oci_parse_ref("oci://index.docker.io/someone/tool", &r, &err), 0);
+	assert_string_equal(r.host, "registry-1.docker.io");
+	assert_string_equal(r.repo, "someone/tool");
 	assert_int_equal(oci_parse_ref("oci://h/img@sha256:"
 				       "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 				       &r, &err), 0);

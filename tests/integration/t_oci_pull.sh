@@ -3,7 +3,7 @@
 # docker-registry with the distribution API builds the same image, byte
 # for byte, as its layout on disk, whether named by tag or by digest,
 # behind a multi-platform index, with Docker's media types, with token
-# authentication, and one image per layer (--oci-layers).  What the
+# and Basic authentication, and one image per layer (--oci-layers).  What the
 # registry serves is checked as a layout's blobs are: a changed or a
 # longer blob, an unknown tag fail naming it, leaving no image and no
 # scratch directory; so does a SIGINT while the layers come down.
@@ -159,6 +159,19 @@ R=oci://127.0.0.1:$REGISTRY_PORT/erofskit/app
 cmp want.erofs token.erofs || fail "with a token, another image"
 grep -q '^anonymous repository:erofskit/app:pull 200$' "$TOKEN_LOG" ||
 	fail "no anonymous pull token: $(cat "$TOKEN_LOG")"
+stop_registry
+
+note "Basic authentication: refused without credentials, the same image with them"
+start_registry basic
+R=oci://127.0.0.1:$REGISTRY_PORT/erofskit/app
+echo alice:wonderland >cred
+expect_exit 2 "$E" mkfs --oci "$R:v1" -o "$CA" -q x.erofs 2>err
+grep -q "asks for a user and password" err || fail "Basic without credentials: $(cat err)"
+[ ! -e x.erofs ] || fail "an image was left"
+"$E" mkfs --oci "$R:v1" -o "$CA,credentials=$T/cred" -zlz4hc -q -T0 basic.erofs ||
+	fail "mkfs --oci with Basic credentials"
+cmp want.erofs basic.erofs || fail "with Basic credentials, another image"
+scratch_is_gone "Basic authentication"
 stop_registry
 
 note "what the registry serves is checked: a changed blob, a longer one"

@@ -104,8 +104,7 @@ static void docker_hub(struct oci_ref *r)
 {
 	static const char *const names[] = { "docker.io", "index.docker.io",
 					     "registry-1.docker.io" };
-	char repo[sizeof(r->repo)];
-	size_t i;
+	size_t i, len = strlen(r->repo);
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(r->host, names[i]))
@@ -113,9 +112,9 @@ static void docker_hub(struct oci_ref *r)
 	if (i == sizeof(names) / sizeof(names[0]))
 		return;
 	snprintf(r->host, sizeof(r->host), "registry-1.docker.io");
-	if (!strchr(r->repo, '/') && strlen(r->repo) + 8 < sizeof(r->repo)) {
-		snprintf(repo, sizeof(repo), "library/%s", r->repo);
-		snprintf(r->repo, sizeof(r->repo), "%s", repo);
+	if (!strchr(r->repo, '/') && len + 8 < sizeof(r->repo)) {
+		memmove(r->repo + 8, r->repo, len + 1);
+		memcpy(r->repo, "library/", 8);
 	}
 }
 

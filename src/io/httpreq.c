@@ -17,6 +17,12 @@ struct exchange {
 	bool too_long;
 	int write_error;             /* answer_fd refused a write: -errno */
 	bool stopped;                /* on_answer said stop */
+	long status;                 /* of the response whose headers came last */
+	/* answer_fd: bytes of the body an earlier try left there, asked
+	 * for from this offset on (Range); placed: the first byte of this
+	 * try's body has decided where it goes. */
+	uint64_t resume_at;
+	bool placed;
 };
 
 static size_t on_header(char *line, size_t size, size_t n, void *user)
@@ -40,6 +46,9 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
 	size_t i;
 
 	if (len > 5 && !strncmp(line, "HTTP/", 5)) {
+		const char *code = memchr(line, ' ', len);
+
+		x->status = code ? strtol(code + 1, NULL, 10) : 0;
 		/* A new response (after a redirect): forget the last one's. */
 		a->www_authenticate[0] = a->location[0] = a->content_type[0] = '\0';
 		a->docker_digest[0] = '\0';
@@ -62,6 +71,31 @@ static size_t on_header(char *line, size_t size, size_t n, void *user)
 	return len;
 }
 
+/*
+ * Where a body bound for answer_fd goes (false: nowhere).  An error
+ * page's is not the blob's: dropped.  A 206 continues what the last try
+ * left; a 200 (the server ignored the range, or there was none) starts
+ * the file again.
+ */
+static bool place_answer(struct exchange *x)
+{
+	if (x->status != 200 && x->status != 206)
+		return false;
+	if (x->placed)
+		return true;
+	x->placed = true;
+	if (x->status == 206 && x->resume_at) {
+		x->ans->body_len = x->resume_at;
+		return true;
+	}
+	x->ans->body_len = 0;
+	if (x->resume_at && ftruncate(x->rq->answer_fd, 0) < 0) {
+		x->write_error = -errno;
+		x->placed = false;
+	}
+	return x->placed;
+}
+
 static size_t on_body(char *data, size_t size, size_t n, void *user)
 {
 	struct exchange *x = user;
@@ -69,6 +103,8 @@ static size_t on_body(char *data, size_t size, size_t n, void *user)
 	size_t len = size * n;
 	char *grown;
 
+	if (x->rq->answer_to_fd && !place_answer(x))
+		return x->write_error ? 0 : len;     /* an error page goes nowhere */
 	if (a->body_len + len > x->rq->max_answer) {
 		x->too_long = true;
 		return 0;
@@ -136,6 +172,12 @@ static CURLcode perform(CURL *c, const struct httpreq *rq, struct exchange *x,
 	SET(CURLOPT_WRITEDATA, x);
 	SET(CURLOPT_HTTPHEADER, headers);
 	SET(CURLOPT_ERRORBUFFER, x->ans->why);
+	if (x->resume_at) {
+		char range[32];
+
+		snprintf(range, sizeof(range), "%llu-", (unsigned long long)x->resume_at);
+		SET(CURLOPT_RANGE, range);      /* curl copies it */
+	}
 	if (!strcmp(rq->method, "HEAD")) {
 		SET(CURLOPT_NOBODY, 1L);
 	} else if (sends) {
@@ -159,6 +201,7 @@ int httpreq_run(const struct httpreq *rq, struct httpans *ans)
 	struct curl_slist *headers = NULL, *l;
 	const char *const *h;
 	unsigned int attempt;
+	uint64_t resume_at = 0;      /* answer_fd: bytes a try left there */
 	CURLcode e = CURLE_FAILED_INIT;
 	int ret = 0;
 
@@ -182,25 +225,30 @@ int httpreq_run(const struct httpreq *rq, struct httpans *ans)
 		goto no_memory;
 	headers = l;
 	for (attempt = 0;; attempt++) {
-		struct exchange x = { .rq = rq, .ans = ans };
+		struct exchange x = { .rq = rq, .ans = ans, .resume_at = resume_at };
 		CURL *c = libcurl.easy_init();
 
 		if (!c)
 			goto no_memory;
 		free(ans->body);
 		ans->body = NULL;
-		ans->body_len = 0;
+		ans->body_len = rq->answer_to_fd ? resume_at : 0;
 		ans->status = 0;
 		ans->why[0] = '\0';
-		/* Each try writes the answer from the start. */
-		if (rq->answer_to_fd && ftruncate(rq->answer_fd, 0) < 0) {
-			ret = -errno;
-			libcurl.easy_cleanup(c);
-			snprintf(ans->why, sizeof(ans->why), "%s", strerror(-ret));
-			break;
-		}
 		e = perform(c, rq, &x, headers);
 		libcurl.easy_cleanup(c);
+		/* A blob's bytes that came before a failure stay: the next try
+		 * asks for the rest.  A range past them (416: the last try had
+		 * them all, or the blob shrank) starts again from nothing. */
+		if (rq->answer_to_fd && (x.status == 200 || x.status == 206))
+			resume_at = ans->body_len;
+		if (rq->answer_to_fd && x.status == 416 && resume_at) {
+			resume_at = 0;
+			if (ftruncate(rq->answer_fd, 0) < 0)
+				x.write_error = -errno;
+			else if (attempt < rq->conf->retries)
+				continue;
+		}
 		if (x.stopped) {
 			snprintf(ans->why, sizeof(ans->why), "stopped by its caller");
 			ret = -ECANCELED;

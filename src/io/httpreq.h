@@ -22,9 +22,12 @@ struct httpreq {
 	int body_fd;                 /* ... from this file when >= 0 */
 	uint64_t body_fd_len;
 	size_t max_answer;           /* answer bytes kept; more is an error */
-	/* The answer's body goes to answer_fd (from its start, the file cut
-	 * to it; a blob's download) instead of memory: ans->body stays NULL,
-	 * ans->body_len counts the bytes written. */
+	/* The answer's body goes to answer_fd (a new, empty file; a blob's
+	 * download) instead of memory: ans->body stays NULL, ans->body_len
+	 * counts the bytes in the file.  Only a 200 or 206 answer's body is
+	 * written; a try that fails part way leaves its bytes, and the next
+	 * asks for the rest with a Range (a server that answers 200 to it
+	 * sends the whole again, from the file's start). */
 	bool answer_to_fd;
 	int answer_fd;
 	/* Called as the answer lands in answer_fd, with its bytes so far

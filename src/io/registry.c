@@ -594,7 +594,7 @@ int oci_pull_blob(struct oci_pull *p, const char *hex, bool manifest, uint64_t s
 	else if (ret == -EFBIG)
 		ret = err_fail(err, -EUCLEAN, "%s: the registry sends more than the %llu bytes "
 			       "its descriptor says", url, (unsigned long long)size);
-	else if (!ret && ans.status != 200)
+	else if (!ret && ans.status != 200 && ans.status != 206)   /* 206: resumed */
 		ret = err_fail(err, ans.status == 404 ? -ENOENT : -EIO, "%s: HTTP status %ld", url,
 			       ans.status);
 	/* Shorter: the reader's digest check says so, naming the blob. */

@@ -1,12 +1,18 @@
 #!/usr/bin/env python3
-"""A TCP relay that slows what the server sends to a given rate.
+"""A TCP relay that slows what the server sends, or cuts it off.
 
-usage: slow_relay.py --listen PORT --to PORT --rate BYTES_PER_SECOND
+usage: slow_relay.py --listen PORT --to PORT [--rate BYTES_PER_SECOND]
+                     [--cut-after BYTES] [--log FILE]
 
 Every connection to 127.0.0.1:PORT is relayed to 127.0.0.1:TO (TLS and
-all, bytes as they are); the server's bytes reach the client in slices of
-at most a tenth of the rate, one slice each tenth of a second, so that a
-download takes as long as on a link that slow (for progress to be seen).
+all, bytes as they are).  --rate: the server's bytes reach the client in
+slices of at most a tenth of the rate, one slice each tenth of a second,
+so that a download takes as long as on a link that slow (for progress to
+be seen).  --cut-after: the first connection whose server sends more than
+BYTES is closed once BYTES have gone through (a link that drops in the
+middle of a download; later connections are left alone).  --log: after
+each connection, a line "connections N bytes M" (the server's bytes
+relayed so far, over all connections).
 """
 import argparse
 import socket
@@ -14,21 +20,49 @@ import threading
 import time
 
 
-def forward(src, dst, rate):
+class Stats:
+    lock = threading.Lock()
+    connections = 0
+    sent = 0            # the servers' bytes relayed
+    cut_left = None     # bytes until the cut, while it is still to come
+
+
+def forward(src, dst, rate=None, log=None):
     """Copy src to dst until src ends; at most rate bytes a second (None:
-    as fast as they come)."""
+    as fast as they come).  With log: the server's side, counted (and cut
+    off, once)."""
     slice_size = max(1, rate // 10) if rate else 65536
     try:
         while True:
             data = src.recv(slice_size)
             if not data:
                 break
-            dst.sendall(data)
+            if log is not None:
+                with Stats.lock:
+                    if Stats.cut_left is not None and len(data) >= Stats.cut_left:
+                        data, Stats.cut_left = data[:Stats.cut_left], None
+                        cut = True
+                    else:
+                        if Stats.cut_left is not None:
+                            Stats.cut_left -= len(data)
+                        cut = False
+                    Stats.sent += len(data)
+                dst.sendall(data)
+                if cut:
+                    break
+            else:
+                dst.sendall(data)
             if rate:
                 time.sleep(len(data) / rate)
     except OSError:
         pass
     finally:
+        if log is not None:
+            with Stats.lock:
+                Stats.connections += 1
+                if log:
+                    with open(log, "a") as f:
+                        f.write(f"connections {Stats.connections} bytes {Stats.sent}\n")
         for s in (src, dst):
             try:
                 s.shutdown(socket.SHUT_RDWR)
@@ -36,7 +70,7 @@ def forward(src, dst, rate):
                 pass
 
 
-def serve(listen_port, to_port, rate):
+def serve(listen_port, to_port, rate, log):
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", listen_port))
@@ -44,14 +78,18 @@ def serve(listen_port, to_port, rate):
     while True:
         client, _ = listener.accept()
         server = socket.create_connection(("127.0.0.1", to_port))
-        threading.Thread(target=forward, args=(client, server, None), daemon=True).start()
-        threading.Thread(target=forward, args=(server, client, rate), daemon=True).start()
+        threading.Thread(target=forward, args=(client, server), daemon=True).start()
+        threading.Thread(target=forward, args=(server, client, rate, log or ""),
+                         daemon=True).start()
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--listen", type=int, required=True)
     ap.add_argument("--to", type=int, required=True)
-    ap.add_argument("--rate", type=int, required=True)
+    ap.add_argument("--rate", type=int, default=0)
+    ap.add_argument("--cut-after", type=int)
+    ap.add_argument("--log")
     args = ap.parse_args()
-    serve(args.listen, args.to, args.rate)
+    Stats.cut_left = args.cut_after
+    serve(args.listen, args.to, args.rate or None, args.log)

@@ -6,7 +6,8 @@
 # and Basic authentication, and one image per layer (--oci-layers).  What the
 # registry serves is checked as a layout's blobs are: a changed or a
 # longer blob, an unknown tag fail naming it, leaving no image and no
-# scratch directory; so does a SIGINT while the layers come down.
+# scratch directory; so does a SIGINT while the layers come down.  A
+# connection cut in the middle of a layer resumes where it stopped.
 . "$(dirname "$0")/lib.sh"
 . "$HERE/http_lib.sh"
 
@@ -136,6 +137,29 @@ wait "$pid" || rc=$?
 grep -q "stopped by SIGINT: the image was not written" err || fail "SIGINT: $(cat err)"
 [ ! -e big-int.erofs ] || fail "SIGINT: an image was left"
 scratch_is_gone "SIGINT during the fetch"
+
+note "a connection cut in the middle of a layer: the download resumes where it stopped"
+cut_relay_up() {
+	CUT_PORT=$(free_port)
+	_ports=("$CUT_PORT")
+	: >"$T/cut.log"
+	python3 "$HERE/slow_relay.py" --listen "$CUT_PORT" --to "$REGISTRY_PORT" \
+		--cut-after 1500000 --log "$T/cut.log" &
+	_pid=$!
+}
+launch "$T/cut-relay.log" cut_relay_up
+"$E" mkfs --oci "oci://127.0.0.1:$CUT_PORT/erofskit/big:v1" -o "$CA" -T0 -q big-cut.erofs ||
+	fail "mkfs --oci through a connection cut part way"
+cmp big-file.erofs big-cut.erofs || fail "after a cut connection, another image"
+sent=$(tail -n 1 "$T/cut.log" | awk '{print $4}')
+# The layer once, and the requests around it (TLS handshakes, the
+# manifest, the config): far from the 1.5 MB cut off plus the layer again.
+size=$(stat -c %s lbig.tar)
+[ "$sent" -lt $((size + 500000)) ] ||
+	fail "the registry sent $sent bytes for a layer of $size: the download started again"
+[ "$(tail -n 1 "$T/cut.log" | awk '{print $2}')" -ge 4 ] ||
+	fail "the cut connection was not tried again: $(cat "$T/cut.log")"
+scratch_is_gone "a cut connection"
 
 note "unknown tags, plain HTTP to an HTTPS registry, an artifact, -o without a registry: clear errors"
 expect_exit 2 "$E" mkfs --oci "$R:nope" -o "$CA" -q x.erofs 2>err

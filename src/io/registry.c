@@ -374,7 +374,8 @@ static int get_manifest(struct registry *r, const char *reference, json_t **out)
 
 	*out = NULL;
 	if (!ret) {
-		*out = json_loadb(ans.body ? ans.body : "", ans.body_len, JSON_REJECT_DUPLICATES, &why);
+		*out = json_loadb(ans.body ? ans.body : "", ans.body_len, JSON_REJECT_DUPLICATES,
+				  &why);
 		if (!json_is_object(*out)) {
 			json_decref(*out);
 			*out = NULL;
@@ -541,7 +542,8 @@ static void manifest_media_type(const struct httpans *ans, char *out, size_t siz
 	if (own && *own)
 		snprintf(out, size, "%s", own);
 	else if (ans->content_type[0] && strncasecmp(ans->content_type, "application/json", 16))
-		snprintf(out, size, "%.*s", (int)strcspn(ans->content_type, "; "), ans->content_type);
+		snprintf(out, size, "%.*s", (int)strcspn(ans->content_type, "; "),
+			 ans->content_type);
 	else
 		snprintf(out, size, "%s", json_object_get(doc, "manifests") ? INDEX_MEDIA_TYPE :
 					   MANIFEST_MEDIA_TYPE);

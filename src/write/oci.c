@@ -343,7 +343,8 @@ static int choose_manifest(struct layout *l, json_t *index, const char *tag, con
 	char names[512] = "", platforms[512] = "", words[128];
 
 	if (!json_is_array(list))
-		return err_fail(l->err, -EUCLEAN, "%s: %s has no \"manifests\" list", l->name, what);
+		return err_fail(l->err, -EUCLEAN, "%s: %s has no \"manifests\" list", l->name,
+				what);
 	json_array_foreach(list, i, entry) {
 		const char *name = json_string_value(json_object_get(
 				json_object_get(entry, "annotations"), REF_NAME));
@@ -400,7 +401,8 @@ static int load_diff_ids(struct layout *l, json_t *config, size_t nlayers)
 
 		if (!s || strncmp(s, "sha256:", 7) || digest_from_hex(s + 7, l->diff_ids[i]))
 			return err_fail(l->err, -EUCLEAN, "%s: the image config's diff_id %zu is "
-					"not 'sha256:' and 64 lower-case hex digits", l->name, i + 1);
+					"not 'sha256:' and 64 lower-case hex digits",
+					l->name, i + 1);
 	}
 	return 0;
 }
@@ -421,7 +423,8 @@ static int load_manifest(struct layout *l, const struct descriptor *m)
 		ret = read_json_blob(l, &config, CONFIG_MAX, &config_json);
 	layers = json_object_get(l->manifest, "layers");
 	if (!ret && !json_is_array(layers))
-		ret = err_fail(l->err, -EUCLEAN, "%s: the manifest has no \"layers\" list", l->name);
+		ret = err_fail(l->err, -EUCLEAN, "%s: the manifest has no \"layers\" list",
+			       l->name);
 	if (!ret)
 		ret = load_diff_ids(l, config_json, json_array_size(layers));
 	json_decref(config_json);

@@ -118,8 +118,10 @@ int ocipull_open(struct ocipull *p, const char *ref, const ek_http_options *http
 		return err_fail(err, -errno, "%s: %s", p->dir, strerror(errno));
 	ret = oci_pull_top(p->session, fd, top, err);
 	close(fd);
+	if (ret)
+		return ret;
 	snprintf(part, sizeof(part), "blobs/sha256/%s", top->hex);
-	if (!ret && renameat(p->dirfd, "blobs/sha256/top.part", p->dirfd, part) < 0)
+	if (renameat(p->dirfd, "blobs/sha256/top.part", p->dirfd, part) < 0)
 		ret = err_fail(err, -errno, "%s: %s", p->dir, strerror(errno));
 	if (!ret)
 		ret = put_index(p->dirfd, top, oci_pull_tag(p->session), err);

@@ -15,7 +15,11 @@
  * credentials (bit 1: Basic auth, or the token flow with them).  Whatever
  * the answers, the open fails with an error or yields an image that is
  * walked; no answer makes erofskit crash, leak or hang (every answer
- * ends: the server closes each connection).
+ * ends: the server closes each connection).  With bit 2 too, the
+ * registry's image is a container image that mkfs --oci pulls and builds
+ * (the manifest, an index's entry, the config and the layers, each
+ * fetched into a scratch layout and checked): the build fails with an
+ * error or writes an image, and leaves no scratch layout either way.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -24,9 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "erofskit/build.h"
 #include "walk.h"
 
 #define SEPARATOR "\n#next\n"
@@ -49,6 +55,8 @@ static int listen_fd = -1;
 static char host[32];        /* 127.0.0.1:PORT */
 static size_t host_len;
 static char credentials[64] = "/tmp/ek-fuzz-net.XXXXXX";
+static char pulled[64] = "/tmp/ek-fuzz-pull.XXXXXX";   /* a directory */
+static char pulled_image[96];
 
 static void send_all(int fd, const void *p, size_t n)
 {
@@ -208,17 +216,42 @@ static void start_server(void)
 static void remove_credentials(void)
 {
 	unlink(credentials);
+	rmdir(pulled);
 }
 
-/* "user:password" in a file of its own, for the registry client. */
+/* "user:password" in a file of its own, for the registry client; and
+ * a directory of its own for the images pulled. */
 static void make_credentials(void)
 {
 	int fd = mkstemp(credentials);
 
-	if (fd < 0 || write(fd, "fuzz:s3cret\n", 12) != 12)
+	if (fd < 0 || write(fd, "fuzz:s3cret\n", 12) != 12 || !mkdtemp(pulled))
 		abort();
 	close(fd);
+	snprintf(pulled_image, sizeof(pulled_image), "%s/image.erofs", pulled);
+	/* The pull's scratch layouts go there too. */
+	if (setenv("TMPDIR", pulled, 1))
+		abort();
 	atexit(remove_credentials);
+}
+
+/* mkfs --oci of the registry's image: a failure or an image, and
+ * nothing else left in its directory (TMPDIR: the scratch layouts' too). */
+static void pull(const char *url, const ek_http_options *http)
+{
+	ek_build_options o;
+	ek_build_stats stats;
+	ek_error err;
+
+	ek_build_options_init(&o);
+	o.workers = 1;
+	o.http = http;
+	(void)ek_build_oci(pulled_image, url, &o, &stats, &err);
+	unlink(pulled_image);
+	if (rmdir(pulled))       /* anything left in it */
+		abort();
+	if (mkdir(pulled, 0700))
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -260,6 +293,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (data[0] & 2)
 			o.http.credentials_file = credentials;
 		snprintf(url, sizeof(url), "oci://%s/fuzz/image:latest", host);
+		if (data[0] & 4) {
+			pull(url, &o.http);
+			return 0;
+		}
 	} else {
 		snprintf(url, sizeof(url), "http://%s/image.erofs", host);
 	}

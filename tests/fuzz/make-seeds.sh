@@ -114,11 +114,13 @@ PY
 # object by Range, "@HOST@" names the server): an image at a URL, with
 # and without a HEAD answer of its own, behind a redirect; one in a
 # registry, directly, after a token challenge, behind an index, and with
-# credentials (Basic auth, a token).
-python3 - "$out/image/ours-2.img" "$out/net" <<'PY'
+# credentials (Basic auth, a token); a container image that mkfs --oci
+# pulls (client byte 5: its manifest, config and layer; behind an index).
+python3 - "$out/image/ours-2.img" "$out/net" "$out/tar/layer.tar" <<'PY'
 import hashlib, json, sys
 img = open(sys.argv[1], "rb").read()
 out = sys.argv[2]
+tar = open(sys.argv[3], "rb").read()
 sep = b"\n#next\n"
 obj = b"@RANGE@\n" + img
 def answer(status, body, ctype="application/json", extra=""):
@@ -159,6 +161,27 @@ seeds = {
                             answer("200 OK", b'{"access_token":"t0k3n"}') + sep +
                             answer("200 OK", manifest, mtype) + sep + obj,
 }
+def desc(media_type, blob):
+    return {"mediaType": media_type, "digest": "sha256:" + hashlib.sha256(blob).hexdigest(),
+            "size": len(blob)}
+config = json.dumps({"architecture": "amd64", "os": "linux", "rootfs": {
+    "type": "layers", "diff_ids": ["sha256:" + hashlib.sha256(tar).hexdigest()]}}).encode()
+image = json.dumps({
+    "schemaVersion": 2, "mediaType": mtype,
+    "config": desc("application/vnd.oci.image.config.v1+json", config),
+    "layers": [desc("application/vnd.oci.image.layer.v1.tar", tar)],
+}, separators=(",", ":")).encode()
+platforms = json.dumps({
+    "schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+    "manifests": [dict(desc(mtype, image), platform={"os": "linux", "architecture": a})
+                  for a in ("amd64", "arm64")],
+}, separators=(",", ":")).encode()
+octet = "application/octet-stream"
+seeds["pull"] = (b"\5" + answer("200 OK", image, mtype) + sep + answer("200 OK", config, octet) +
+                 sep + answer("200 OK", tar, octet))
+seeds["pull-index"] = (b"\5" + answer("200 OK", platforms, "application/vnd.oci.image.index.v1+json") +
+                       sep + answer("200 OK", image, mtype) + sep + answer("200 OK", config, octet) +
+                       sep + answer("200 OK", tar, octet))
 for name, data in seeds.items():
     open("%s/%s" % (out, name), "wb").write(data)
 PY

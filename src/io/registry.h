@@ -8,8 +8,11 @@
 #include <stdint.h>
 
 #include "erofskit/erofskit.h"
+#include "util/digest.h"
 
 #define OCI_EROFS_MEDIA_TYPE "application/vnd.erofs"
+/* The annotation that tags an image layout's index.json entry. */
+#define OCI_REF_NAME "org.opencontainers.image.ref.name"
 #define OCI_DIGEST_MAX 72          /* "sha256:" + 64 + NUL, rounded */
 
 struct oci_ref {
@@ -46,7 +49,7 @@ void oci_release(void *ctx);
 struct oci_pull;
 struct oci_pulled {
 	char media_type[256];
-	char hex[2 * 32 + 1];      /* sha256 of its bytes */
+	char hex[2 * DIGEST_SIZE + 1];   /* sha256 of its bytes */
 	uint64_t size;
 };
 int oci_pull_begin(const char *ref, const ek_http_options *o, struct oci_pull **out,

@@ -33,7 +33,6 @@
 #define CONFIG_MAX ((size_t)16 << 20)
 #define NESTED_INDEX_MAX 4      /* an index naming an index naming ... */
 
-#define REF_NAME "org.opencontainers.image.ref.name"
 
 enum blob_kind { BLOB_MANIFEST, BLOB_INDEX, BLOB_CONFIG, BLOB_LAYER, BLOB_OTHER };
 
@@ -179,11 +178,6 @@ static int parse_json(struct layout *l, const char *what, const char *text, size
 	return 0;
 }
 
-static void blob_path(const struct descriptor *d, char *out, size_t size)
-{
-	snprintf(out, size, "blobs/sha256/%s", d->hex);
-}
-
 static bool on_fetched(void *ctx, uint64_t bytes)
 {
 	struct layout *l = ctx;
@@ -206,9 +200,7 @@ static int fetch(struct layout *l, const struct descriptor *d)
 	if (!l->remote)
 		return 0;
 	ret = ocipull_blob(&l->pull, d->hex, d->kind == BLOB_MANIFEST || d->kind == BLOB_INDEX,
-			   d->size, layer && l->opts && (l->opts->progress || l->opts->cancel) ?
-			   &progress : NULL,
-			   l->err);
+			   d->size, layer && l->opts ? &progress : NULL, l->err);
 	if (!ret && layer)
 		l->fetched += d->size;
 	return ret;
@@ -224,7 +216,7 @@ static int read_json_blob(struct layout *l, const struct descriptor *d, size_t m
 	int ret;
 
 	*out = NULL;
-	blob_path(d, path, sizeof(path));
+	oci_blob_path(d->hex, path, sizeof(path));
 	if (d->size > max)
 		return err_fail(l->err, -EUCLEAN, "%s: %s: %llu bytes, more than a %s may have",
 				l->name, path, (unsigned long long)d->size, d->media_type);
@@ -347,7 +339,7 @@ static int choose_manifest(struct layout *l, json_t *index, const char *tag, con
 				what);
 	json_array_foreach(list, i, entry) {
 		const char *name = json_string_value(json_object_get(
-				json_object_get(entry, "annotations"), REF_NAME));
+				json_object_get(entry, "annotations"), OCI_REF_NAME));
 		struct descriptor d;
 		int ret;
 
@@ -541,7 +533,7 @@ static int layer_source(struct layout *l, size_t i, struct tar_layer *t)
 	if (asprintf(&name, "%s: layer %zu of %zu (sha256:%.12s)", l->name, i + 1, l->nlayers,
 		     d->hex) < 0)
 		return err_fail(l->err, -ENOMEM, "out of memory");
-	if (asprintf(&path, "%s/blobs/sha256/%s", l->dir, d->hex) < 0) {
+	if (asprintf(&path, "%s/" OCI_BLOBS "/%s", l->dir, d->hex) < 0) {
 		free(name);
 		return err_fail(l->err, -ENOMEM, "out of memory");
 	}

@@ -20,7 +20,6 @@
 #include "util/fdio.h"
 #include "write/ocipull.h"
 
-#define REF_NAME "org.opencontainers.image.ref.name"
 #define LAYOUT_FILE "{\"imageLayoutVersion\":\"1.0.0\"}"
 
 /* A small file of the scratch layout, whole. */
@@ -49,7 +48,7 @@ static int put_index(int dirfd, const struct oci_pulled *top, const char *tag, e
 			(json_int_t)top->size);
 	if (doc && tag)
 		json_object_set_new(json_array_get(json_object_get(doc, "manifests"), 0),
-				    "annotations", json_pack("{s:s}", REF_NAME, tag));
+				    "annotations", json_pack("{s:s}", OCI_REF_NAME, tag));
 	text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
 	json_decref(doc);
 	if (!text)
@@ -67,7 +66,7 @@ static int fetch_into(struct ocipull *p, const char *hex, bool manifest, uint64_
 	char path[128], part[140];
 	int fd, ret;
 
-	snprintf(path, sizeof(path), "blobs/sha256/%s", hex);
+	oci_blob_path(hex, path, sizeof(path));
 	snprintf(part, sizeof(part), "%s.part", path);
 	fd = openat(p->dirfd, part, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -106,22 +105,22 @@ int ocipull_open(struct ocipull *p, const char *ref, const ek_http_options *http
 	}
 	p->dirfd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (p->dirfd < 0 || mkdirat(p->dirfd, "blobs", 0755) < 0 ||
-	    mkdirat(p->dirfd, "blobs/sha256", 0755) < 0)
+	    mkdirat(p->dirfd, OCI_BLOBS, 0755) < 0)
 		return err_fail(err, -errno, "%s: %s", p->dir, strerror(errno));
 	ret = put_file(p->dirfd, "oci-layout", LAYOUT_FILE, err);
 	if (ret)
 		return ret;
 	/* The top manifest's digest is known once it is here: it lands
 	 * under a name of its own, then takes its digest's. */
-	fd = openat(p->dirfd, "blobs/sha256/top.part", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	fd = openat(p->dirfd, OCI_BLOBS "/top.part", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return err_fail(err, -errno, "%s: %s", p->dir, strerror(errno));
 	ret = oci_pull_top(p->session, fd, top, err);
 	close(fd);
 	if (ret)
 		return ret;
-	snprintf(part, sizeof(part), "blobs/sha256/%s", top->hex);
-	if (renameat(p->dirfd, "blobs/sha256/top.part", p->dirfd, part) < 0)
+	oci_blob_path(top->hex, part, sizeof(part));
+	if (renameat(p->dirfd, OCI_BLOBS "/top.part", p->dirfd, part) < 0)
 		ret = err_fail(err, -errno, "%s: %s", p->dir, strerror(errno));
 	if (!ret)
 		ret = put_index(p->dirfd, top, oci_pull_tag(p->session), err);
@@ -138,7 +137,7 @@ int ocipull_blob(struct ocipull *p, const char *hex, bool manifest, uint64_t siz
 {
 	char path[128];
 
-	snprintf(path, sizeof(path), "blobs/sha256/%s", hex);
+	oci_blob_path(hex, path, sizeof(path));
 	if (!faccessat(p->dirfd, path, F_OK, 0))
 		return 0;
 	return fetch_into(p, hex, manifest, size, progress, err);
@@ -148,7 +147,7 @@ void ocipull_drop_blob(struct ocipull *p, const char *hex)
 {
 	char path[128];
 
-	snprintf(path, sizeof(path), "blobs/sha256/%s", hex);
+	oci_blob_path(hex, path, sizeof(path));
 	unlinkat(p->dirfd, path, 0);
 }
 
@@ -161,7 +160,7 @@ void ocipull_close(struct ocipull *p)
 	int fd;
 
 	if (p->dirfd >= 0) {
-		fd = openat(p->dirfd, "blobs/sha256", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = openat(p->dirfd, OCI_BLOBS, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		d = fd >= 0 ? fdopendir(fd) : NULL;
 		while (d && (e = readdir(d)))
 			if (e->d_name[0] != '.')
@@ -170,7 +169,7 @@ void ocipull_close(struct ocipull *p)
 			closedir(d);
 		else if (fd >= 0)
 			close(fd);
-		unlinkat(p->dirfd, "blobs/sha256", AT_REMOVEDIR);
+		unlinkat(p->dirfd, OCI_BLOBS, AT_REMOVEDIR);
 		unlinkat(p->dirfd, "blobs", AT_REMOVEDIR);
 		unlinkat(p->dirfd, "index.json", 0);
 		unlinkat(p->dirfd, "oci-layout", 0);

@@ -9,9 +9,18 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "erofskit/erofskit.h"
 #include "io/registry.h"
+
+/* Where a layout keeps its blobs, and blob sha256:hex's path there. */
+#define OCI_BLOBS "blobs/sha256"
+
+static inline void oci_blob_path(const char *hex, char *out, size_t size)
+{
+	snprintf(out, size, OCI_BLOBS "/%s", hex);
+}
 
 struct ocipull {
 	char *dir;                  /* the scratch layout */

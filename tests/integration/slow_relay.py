@@ -37,21 +37,17 @@ def forward(src, dst, rate=None, log=None):
             data = src.recv(slice_size)
             if not data:
                 break
+            cut = False
             if log is not None:
                 with Stats.lock:
-                    if Stats.cut_left is not None and len(data) >= Stats.cut_left:
-                        data, Stats.cut_left = data[:Stats.cut_left], None
-                        cut = True
-                    else:
-                        if Stats.cut_left is not None:
-                            Stats.cut_left -= len(data)
-                        cut = False
+                    if Stats.cut_left is not None:
+                        cut = len(data) >= Stats.cut_left
+                        data = data[:Stats.cut_left]
+                        Stats.cut_left = None if cut else Stats.cut_left - len(data)
                     Stats.sent += len(data)
-                dst.sendall(data)
-                if cut:
-                    break
-            else:
-                dst.sendall(data)
+            dst.sendall(data)
+            if cut:
+                break
             if rate:
                 time.sleep(len(data) / rate)
     except OSError:

@@ -43,14 +43,29 @@ int path_scratch_file(const char *dir)
 	return fd;
 }
 
-int path_scratch_beside(const char *file)
+/* The directory that holds file, into dir[size]. */
+static void dir_of(const char *file, char *dir, size_t size)
 {
 	const char *slash = strrchr(file, '/');
-	char dir[4096];
 
 	if (slash)
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - file + (slash == file)), file);
+		snprintf(dir, size, "%.*s", (int)(slash - file + (slash == file)), file);
 	else
-		snprintf(dir, sizeof(dir), ".");
+		snprintf(dir, size, ".");
+}
+
+int path_scratch_beside(const char *file)
+{
+	char dir[4096];
+
+	dir_of(file, dir, sizeof(dir));
 	return path_scratch_file(dir);
+}
+
+int path_unnamed_beside(const char *file)
+{
+	char dir[4096];
+
+	dir_of(file, dir, sizeof(dir));
+	return open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 }

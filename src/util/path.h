@@ -16,5 +16,9 @@ int path_scratch_file(const char *dir);
 /* The same, in the directory that holds file (where the user expects
  * the space beside it to be used). */
 int path_scratch_beside(const char *file);
+/* An unnamed file (O_TMPFILE, read-write) in the directory that holds
+ * file and nowhere else, so that it can be linked there; -1 with errno
+ * set where that filesystem makes none. */
+int path_unnamed_beside(const char *file);
 
 #endif

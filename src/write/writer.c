@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,11 +15,13 @@
 #include "util/cancel.h"
 #include "util/error.h"
 #include "util/fdio.h"
+#include "util/path.h"
 
 struct writer {
 	int fd;
 	char *target;
-	char *tmp;
+	char *tmp;                 /* the file's name until it is the target's */
+	bool unnamed;              /* O_TMPFILE: no name before the commit */
 	XXH3_state_t *hash;
 	uint64_t unflushed;        /* bytes written since writeback started */
 	uint64_t base;             /* where offset 0 lies in the file */
@@ -50,6 +53,19 @@ int writer_open(const char *target, struct writer **out, ek_error *err)
 	if (!w->target || !w->tmp || !w->hash) {
 		writer_abort(w);
 		return err_fail(err, -ENOMEM, "out of memory");
+	}
+	/* Unnamed until the commit where the filesystem allows, so that a
+	 * process killed outright (kill -9, the OOM killer) leaves nothing
+	 * behind; it is named through /proc, so that must be there too. */
+	if (access("/proc/self/fd", X_OK) == 0)
+		w->fd = path_unnamed_beside(target);
+	if (w->fd >= 0) {
+		w->unnamed = true;
+		free(w->tmp);
+		w->tmp = NULL;
+		XXH3_128bits_reset(w->hash);
+		*out = w;
+		return 0;
 	}
 	snprintf(w->tmp, len + 32, "%s.tmp.XXXXXX", target);
 	w->fd = mkostemp(w->tmp, O_CLOEXEC);
@@ -178,6 +194,29 @@ void writer_digest(struct writer *w, uint8_t out[16])
 	memcpy(out, c.digest, 16);
 }
 
+/* An unnamed file's name beside the target: TARGET.tmp.PID.N, the
+ * first that is free.  It lasts only until the rename. */
+static int name_unnamed(struct writer *w, ek_error *err)
+{
+	size_t size = strlen(w->target) + 48;
+	char proc[40];
+	int e = EEXIST;
+
+	w->tmp = malloc(size);
+	if (!w->tmp)
+		return err_fail(err, -ENOMEM, "out of memory");
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", w->fd);
+	for (unsigned int n = 0; n < 100 && e == EEXIST; n++) {
+		snprintf(w->tmp, size, "%s.tmp.%ld.%u", w->target, (long)getpid(), n);
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, w->tmp, AT_SYMLINK_FOLLOW) == 0)
+			return 0;
+		e = errno;
+	}
+	free(w->tmp);
+	w->tmp = NULL;
+	return err_fail(err, -e, "naming the new %s: %s", w->target, strerror(e));
+}
+
 int writer_commit(struct writer *w, uint64_t size, ek_error *err)
 {
 	mode_t mask = umask(0);
@@ -190,7 +229,10 @@ int writer_commit(struct writer *w, uint64_t size, ek_error *err)
 	else if (fsync(w->fd) < 0)
 		ret = err_fail(err, -errno, "flushing %s: %s", w->target, strerror(errno));
 	else if (fchmod(w->fd, 0666 & ~mask) < 0)
-		ret = err_fail(err, -errno, "chmod %s: %s", w->tmp, strerror(errno));
+		ret = err_fail(err, -errno, "chmod %s: %s", w->tmp ? w->tmp : w->target,
+			      strerror(errno));
+	else if (w->unnamed)
+		ret = name_unnamed(w, err);
 	if (close(w->fd) < 0 && !ret)
 		ret = err_fail(err, -errno, "closing %s: %s", w->target, strerror(errno));
 	w->fd = -1;

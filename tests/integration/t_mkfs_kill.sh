@@ -1,7 +1,10 @@
-# mkfs writes IMAGE.tmp.* and renames it only when everything succeeded:
+# mkfs writes an unnamed file (O_TMPFILE) beside IMAGE, and names it and
+# renames it over IMAGE only when everything succeeded:
 #  1. kill -9 in the middle of a long build (64 MiB of noise with lzma)
-#     never leaves a file at IMAGE (only IMAGE.tmp.* may remain), and
-#     a pre-existing IMAGE keeps its old content;
+#     leaves nothing at all beside IMAGE, and a pre-existing IMAGE keeps
+#     its old content; without /proc (which names the unnamed file) mkfs
+#     writes IMAGE.tmp.* instead, makes the same image, and a kill leaves
+#     only that;
 #  2. kills spread over a whole (shorter) build, up to its last moments:
 #     IMAGE is always either the old image or the complete new one (builds
 #     are reproducible, so "complete" is a known sha256), never torn;
@@ -14,6 +17,14 @@
 . "$(dirname "$0")/lib.sh"
 
 sha_of() { sha256sum "$1" | cut -d' ' -f1; }
+
+# only_image DIR BASE WHAT: DIR holds nothing but BASE (if that)
+only_image() {
+	local f
+	while IFS= read -r f; do
+		[ "$f" = "$2" ] || fail "$3: $f left next to the image"
+	done < <(find "$1" -mindepth 1 -maxdepth 1 -printf '%f\n')
+}
 
 # only_image_and_tmp DIR BASE WHAT: DIR holds nothing but BASE and BASE.tmp.*
 only_image_and_tmp() {
@@ -44,14 +55,16 @@ OLD=$(sha_of "$T/old.img")
 # enough everywhere (about 10 s for 64 MiB).
 MKFS_OPTS="-q -zlzma --workers 2"
 
-# kill_after SECONDS IMG SRC: start mkfs, kill -9 it after SECONDS (only if
-# it is still running); returns 0 if the kill landed mid-build.
+# kill_after SECONDS IMG SRC [WRAPPER...]: start mkfs (through WRAPPER),
+# kill -9 it after SECONDS (only if it is still running); returns 0 if the
+# kill landed mid-build.
 kill_after() {
-	local pid rc=0
+	local pid rc=0 delay=$1 img=$2 src=$3
+	shift 3
 	# shellcheck disable=SC2086
-	"$EROFSKIT" mkfs $MKFS_OPTS "$2" "$3" 2>"$T/mkfs.err" &
+	"$@" "$EROFSKIT" mkfs $MKFS_OPTS "$img" "$src" 2>"$T/mkfs.err" &
 	pid=$!
-	sleep "$1"
+	sleep "$delay"
 	if ! kill -0 "$pid" 2>/dev/null; then
 		wait "$pid" || true
 		return 1
@@ -71,7 +84,7 @@ for delay in 0.3 1 2.5; do
 		landed=$((landed + 1))
 		[ ! -e "$T/out/root.erofs" ] && [ ! -L "$T/out/root.erofs" ] ||
 			fail "killed after ${delay}s: a file is at IMAGE"
-		only_image_and_tmp "$T/out" root.erofs "killed after ${delay}s"
+		only_image "$T/out" root.erofs "killed after ${delay}s"
 	fi
 	# ...and with an old one.
 	rm -rf "$T/out"/*
@@ -80,10 +93,31 @@ for delay in 0.3 1 2.5; do
 		landed=$((landed + 1))
 		[ "$(sha_of "$T/out/root.erofs")" = "$OLD" ] ||
 			fail "killed after ${delay}s: the old image changed"
-		only_image_and_tmp "$T/out" root.erofs "killed after ${delay}s, old image"
+		only_image "$T/out" root.erofs "killed after ${delay}s, old image"
 	fi
 done
 [ "$landed" -eq 6 ] || fail "only $landed of 6 kills landed in the middle of a build"
+
+note "1b. without /proc: a named temporary file, the same image"
+# A mount namespace of its own without /proc: the unnamed file could not
+# be named, so mkfs does not make one.
+# A command line, not a function: a background function is a shell of its
+# own, whose kill would leave mkfs running.
+no_proc=(unshare -m --propagation private sh -c 'umount -l /proc && exec "$@"' sh)
+"${no_proc[@]}" true || fail "cannot run without /proc (unshare -m)"
+rm -rf "$T/out"/*
+cp "$T/old.img" "$T/out/root.erofs"
+kill_after 1 "$T/out/root.erofs" "$T/big" "${no_proc[@]}" ||
+	fail "without /proc: the kill did not land mid-build"
+[ "$(sha_of "$T/out/root.erofs")" = "$OLD" ] || fail "without /proc: the old image changed"
+only_image_and_tmp "$T/out" root.erofs "killed without /proc"
+ls "$T/out"/root.erofs.tmp.* >/dev/null 2>&1 || fail "without /proc: no IMAGE.tmp.* was written"
+rm -rf "$T/out"/*
+"$EROFSKIT" mkfs -q -zlz4 "$T/out/proc.img" "$T/old" || fail "mkfs -zlz4 of the old tree"
+"${no_proc[@]}" "$EROFSKIT" mkfs -q -zlz4 "$T/out/root.erofs" "$T/old" || fail "mkfs without /proc"
+cmp -s "$T/out/proc.img" "$T/out/root.erofs" || fail "without /proc: another image"
+rm -f "$T/out/proc.img"
+only_image "$T/out" root.erofs "a build without /proc"
 
 note "2. kills spread over a whole build"
 mkdir -p "$T/mid"
@@ -112,6 +146,8 @@ for pct in 10 20 30 45 60 75 85 92 96 99 103 110; do
 	sha=$(sha_of "$T/out/root.erofs")
 	[ "$sha" = "$OLD" ] || [ "$sha" = "$NEW" ] ||
 		fail "killed at $pct% of the build: IMAGE is neither the old nor the complete image"
+	# The file is named only for the instant between its link and the
+	# rename, so a kill may land there (IMAGE.tmp.PID.N left).
 	only_image_and_tmp "$T/out" root.erofs "killed at $pct% of the build"
 done
 note "$landed of 12 kills landed mid-build"

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/error.h"
@@ -21,6 +23,10 @@
 #include "write/ocipull.h"
 
 #define LAYOUT_FILE "{\"imageLayoutVersion\":\"1.0.0\"}"
+#define SCRATCH_PREFIX "erofskit-pull."
+/* A scratch layout is swept only when its maker's lock is free and it
+ * has not changed for this long: one just made is not yet locked. */
+#define STALE_SECONDS 60
 
 /* A small file of the scratch layout, whole. */
 static int put_file(int dirfd, const char *name, const char *text, ek_error *err)
@@ -80,9 +86,57 @@ static int fetch_into(struct ocipull *p, const char *hex, bool manifest, uint64_
 	return ret;
 }
 
+/* A scratch layout's files, then its directories; whatever else is
+ * there (nothing this wrote) stays, and so does the directory. */
+static void remove_layout(int dirfd)
+{
+	int fd = openat(dirfd, OCI_BLOBS, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			unlinkat(fd, e->d_name, 0);
+	if (d)
+		closedir(d);
+	else if (fd >= 0)
+		close(fd);
+	unlinkat(dirfd, OCI_BLOBS, AT_REMOVEDIR);
+	unlinkat(dirfd, "blobs", AT_REMOVEDIR);
+	unlinkat(dirfd, "index.json", 0);
+	unlinkat(dirfd, "oci-layout", 0);
+}
+
+/* The scratch layouts of pulls that died without removing theirs
+ * (kill -9, a crash, a power cut), in base: each of this user's that no
+ * live pull holds locked. */
+static void sweep_stale(const char *base)
+{
+	DIR *d = opendir(base);
+	struct dirent *e;
+	struct stat st;
+	int fd;
+
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, SCRATCH_PREFIX, strlen(SCRATCH_PREFIX)))
+			continue;
+		fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+		    st.st_mtime + STALE_SECONDS < time(NULL) && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			remove_layout(fd);
+			unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+		}
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+}
+
 int ocipull_open(struct ocipull *p, const char *ref, const ek_http_options *http, ek_error *err)
 {
-	const char *tmp = getenv("TMPDIR");
+	const char *tmp = getenv("TMPDIR"), *base = tmp && *tmp ? tmp : "/var/tmp";
 	struct oci_pulled *top = &p->top;
 	char part[140];
 	int fd, ret;
@@ -92,7 +146,8 @@ int ocipull_open(struct ocipull *p, const char *ref, const ek_http_options *http
 	ret = oci_pull_begin(ref, http, &p->session, err);
 	if (ret)
 		return ret;
-	if (asprintf(&p->dir, "%s/erofskit-pull.XXXXXX", tmp && *tmp ? tmp : "/var/tmp") < 0) {
+	sweep_stale(base);
+	if (asprintf(&p->dir, "%s/" SCRATCH_PREFIX "XXXXXX", base) < 0) {
 		p->dir = NULL;
 		return err_fail(err, -ENOMEM, "out of memory");
 	}
@@ -103,8 +158,10 @@ int ocipull_open(struct ocipull *p, const char *ref, const ek_http_options *http
 		p->dir = NULL;
 		return ret;
 	}
+	/* Held until the layout is gone (or the process is): the sign a
+	 * later pull's sweep goes by. */
 	p->dirfd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (p->dirfd < 0 || mkdirat(p->dirfd, "blobs", 0755) < 0 ||
+	if (p->dirfd < 0 || flock(p->dirfd, LOCK_EX) < 0 || mkdirat(p->dirfd, "blobs", 0755) < 0 ||
 	    mkdirat(p->dirfd, OCI_BLOBS, 0755) < 0)
 		return err_fail(err, -errno, "%s: %s", p->dir, strerror(errno));
 	ret = put_file(p->dirfd, "oci-layout", LAYOUT_FILE, err);

@@ -6,8 +6,9 @@
 # and Basic authentication, and one image per layer (--oci-layers).  What the
 # registry serves is checked as a layout's blobs are: a changed or a
 # longer blob, an unknown tag fail naming it, leaving no image and no
-# scratch directory; so does a SIGINT while the layers come down.  A
-# connection cut in the middle of a layer resumes where it stopped.
+# scratch directory; so does a SIGINT while the layers come down, and a
+# later pull sweeps away what a kill -9 left.  A connection cut in the
+# middle of a layer resumes where it stopped.
 . "$(dirname "$0")/lib.sh"
 . "$HERE/http_lib.sh"
 
@@ -137,6 +138,34 @@ wait "$pid" || rc=$?
 grep -q "stopped by SIGINT: the image was not written" err || fail "SIGINT: $(cat err)"
 [ ! -e big-int.erofs ] || fail "SIGINT: an image was left"
 scratch_is_gone "SIGINT during the fetch"
+# kill -9 cannot be caught: its scratch layout stays until a later pull
+# finds it, unlocked and unchanged for a minute, and removes it; a layout
+# a live pull holds locked stays, however old.
+"$E" mkfs --oci "oci://127.0.0.1:$RELAY_PORT/erofskit/big:v1" -o "$CA" -T0 big-kill.erofs 2>err &
+pid=$!
+for _ in $(seq 50); do
+	compgen -G "$TMPDIR/erofskit-pull.*/blobs/sha256/*.part" >/dev/null && break
+	sleep 0.05
+done
+kill -9 "$pid"
+wait "$pid" || true
+dead=$(compgen -G "$TMPDIR/erofskit-pull.*") || fail "kill -9 during the fetch: no scratch layout to sweep"
+mkdir "$TMPDIR/erofskit-pull.held"
+touch -d '2 minutes ago' "$TMPDIR/erofskit-pull.held"
+flock "$TMPDIR/erofskit-pull.held" sleep 60 >/dev/null 2>&1 &
+holder=$!
+"$E" mkfs -q --oci "oci://127.0.0.1:$REGISTRY_PORT/erofskit/app:v1" -o "$CA" -T0 sweep.erofs ||
+	fail "mkfs --oci beside a dead pull's layout"
+[ -d "$dead" ] || fail "a scratch layout less than a minute old was swept"
+touch -d '2 minutes ago' "$dead"
+"$E" mkfs -q --oci "oci://127.0.0.1:$REGISTRY_PORT/erofskit/app:v1" -o "$CA" -T0 sweep.erofs ||
+	fail "mkfs --oci beside a dead pull's old layout"
+[ ! -e "$dead" ] || fail "a dead pull's layout was not swept: $(find "$dead")"
+[ -d "$TMPDIR/erofskit-pull.held" ] || fail "a layout held locked was swept"
+kill "$holder"
+wait "$holder" 2>/dev/null || true
+rmdir "$TMPDIR/erofskit-pull.held"
+scratch_is_gone "kill -9, then a sweep"
 
 note "a connection cut in the middle of a layer: the download resumes where it stopped"
 cut_relay_up() {

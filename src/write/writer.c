@@ -33,6 +33,19 @@ struct writer {
  * (it was a quarter of a second per 100 MiB at the end). */
 #define WRITEBACK_STEP (8u << 20)
 
+/* An unnamed file gets its name through /proc/self/fd/N: that must be
+ * it (a missing /proc, or something else mounted there, would lose the
+ * image at the commit). */
+static bool nameable(int fd)
+{
+	struct stat by_fd, by_proc;
+	char proc[40];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	return fstat(fd, &by_fd) == 0 && stat(proc, &by_proc) == 0 &&
+	       by_fd.st_dev == by_proc.st_dev && by_fd.st_ino == by_proc.st_ino;
+}
+
 int writer_open(const char *target, struct writer **out, ek_error *err)
 {
 	struct writer *w = calloc(1, sizeof(*w));
@@ -56,9 +69,12 @@ int writer_open(const char *target, struct writer **out, ek_error *err)
 	}
 	/* Unnamed until the commit where the filesystem allows, so that a
 	 * process killed outright (kill -9, the OOM killer) leaves nothing
-	 * behind; it is named through /proc, so that must be there too. */
-	if (access("/proc/self/fd", X_OK) == 0)
-		w->fd = path_unnamed_beside(target);
+	 * behind. */
+	w->fd = path_unnamed_beside(target);
+	if (w->fd >= 0 && !nameable(w->fd)) {
+		close(w->fd);
+		w->fd = -1;
+	}
 	if (w->fd >= 0) {
 		w->unnamed = true;
 		free(w->tmp);

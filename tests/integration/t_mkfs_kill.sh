@@ -2,9 +2,9 @@
 # renames it over IMAGE only when everything succeeded:
 #  1. kill -9 in the middle of a long build (64 MiB of noise with lzma)
 #     leaves nothing at all beside IMAGE, and a pre-existing IMAGE keeps
-#     its old content; without /proc (which names the unnamed file) mkfs
-#     writes IMAGE.tmp.* instead, makes the same image, and a kill leaves
-#     only that;
+#     its old content; without /proc/self/fd (which names the unnamed
+#     file) mkfs writes IMAGE.tmp.* instead, makes the same image, and a
+#     kill leaves only that;
 #  2. kills spread over a whole (shorter) build, up to its last moments:
 #     IMAGE is always either the old image or the complete new one (builds
 #     are reproducible, so "complete" is a known sha256), never torn;
@@ -98,26 +98,27 @@ for delay in 0.3 1 2.5; do
 done
 [ "$landed" -eq 6 ] || fail "only $landed of 6 kills landed in the middle of a build"
 
-note "1b. without /proc: a named temporary file, the same image"
-# A mount namespace of its own without /proc: the unnamed file could not
-# be named, so mkfs does not make one.
-# A command line, not a function: a background function is a shell of its
-# own, whose kill would leave mkfs running.
-no_proc=(unshare -m --propagation private sh -c 'umount -l /proc && exec "$@"' sh)
-"${no_proc[@]}" true || fail "cannot run without /proc (unshare -m)"
+note "1b. without /proc/self/fd: a named temporary file, the same image"
+# In a mount namespace of its own, an empty tmpfs over the process's
+# /proc/PID/fd (all else of /proc stays, which the sanitizers read): the
+# unnamed file could not be named, so mkfs does not make one.  A command
+# line, not a function: a background function is a shell of its own,
+# whose kill would leave mkfs running.
+no_proc=(unshare -m --propagation private sh -c 'mount -t tmpfs none /proc/$$/fd && exec "$@"' sh)
+[ -z "$("${no_proc[@]}" ls /proc/self/fd)" ] || fail "cannot hide /proc/self/fd (unshare -m)"
 rm -rf "$T/out"/*
 cp "$T/old.img" "$T/out/root.erofs"
 kill_after 1 "$T/out/root.erofs" "$T/big" "${no_proc[@]}" ||
-	fail "without /proc: the kill did not land mid-build"
-[ "$(sha_of "$T/out/root.erofs")" = "$OLD" ] || fail "without /proc: the old image changed"
-only_image_and_tmp "$T/out" root.erofs "killed without /proc"
-ls "$T/out"/root.erofs.tmp.* >/dev/null 2>&1 || fail "without /proc: no IMAGE.tmp.* was written"
+	fail "without /proc/self/fd: the kill did not land mid-build"
+[ "$(sha_of "$T/out/root.erofs")" = "$OLD" ] || fail "without /proc/self/fd: the old image changed"
+only_image_and_tmp "$T/out" root.erofs "killed without /proc/self/fd"
+ls "$T/out"/root.erofs.tmp.* >/dev/null 2>&1 || fail "without /proc/self/fd: no IMAGE.tmp.* was written"
 rm -rf "$T/out"/*
 "$EROFSKIT" mkfs -q -zlz4 "$T/out/proc.img" "$T/old" || fail "mkfs -zlz4 of the old tree"
-"${no_proc[@]}" "$EROFSKIT" mkfs -q -zlz4 "$T/out/root.erofs" "$T/old" || fail "mkfs without /proc"
-cmp -s "$T/out/proc.img" "$T/out/root.erofs" || fail "without /proc: another image"
+"${no_proc[@]}" "$EROFSKIT" mkfs -q -zlz4 "$T/out/root.erofs" "$T/old" || fail "mkfs without /proc/self/fd"
+cmp -s "$T/out/proc.img" "$T/out/root.erofs" || fail "without /proc/self/fd: another image"
 rm -f "$T/out/proc.img"
-only_image "$T/out" root.erofs "a build without /proc"
+only_image "$T/out" root.erofs "a build without /proc/self/fd"
 
 note "2. kills spread over a whole build"
 mkdir -p "$T/mid"

@@ -235,9 +235,11 @@ enum source_kind { FROM_DIR, FROM_TAR, FROM_OCI };
 /* The signal that asked the build to stop, or 0. */
 static volatile int stop_signal;
 
+/* An atomic store: the library's threads read the flag as the build's
+ * cancel (a lock-free int, safe in a handler). */
 static void on_stop_signal(int sig)
 {
-	stop_signal = sig;
+	__atomic_store_n(&stop_signal, sig, __ATOMIC_RELAXED);
 }
 
 /*

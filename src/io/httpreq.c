@@ -154,6 +154,21 @@ static size_t on_upload(char *buf, size_t size, size_t n, void *user)
 	return (size_t)got;
 }
 
+/* libcurl's progress callback: about once a second while nothing comes,
+ * and as bytes do, so that a caller who stops waiting (a cancel, a build
+ * that failed) is heard without the next byte of a server gone quiet. */
+static int on_progress(void *user, curl_off_t down_total, curl_off_t down_now,
+		       curl_off_t up_total, curl_off_t up_now)
+{
+	struct exchange *x = user;
+
+	(void)down_total, (void)down_now, (void)up_total, (void)up_now;
+	if (x->rq->on_answer(x->rq->on_answer_ctx, x->ans->body_len))
+		return 0;
+	x->stopped = true;
+	return 1;
+}
+
 static CURLcode perform(CURL *c, const struct httpreq *rq, struct exchange *x,
 			struct curl_slist *headers)
 {
@@ -172,6 +187,11 @@ static CURLcode perform(CURL *c, const struct httpreq *rq, struct exchange *x,
 	SET(CURLOPT_WRITEDATA, x);
 	SET(CURLOPT_HTTPHEADER, headers);
 	SET(CURLOPT_ERRORBUFFER, x->ans->why);
+	if (rq->on_answer) {
+		SET(CURLOPT_XFERINFOFUNCTION, on_progress);
+		SET(CURLOPT_XFERINFODATA, x);
+		SET(CURLOPT_NOPROGRESS, 0L);
+	}
 	if (x->resume_at) {
 		char range[32];
 

@@ -26,7 +26,9 @@ enum ek_compressor {
 	EK_COMPRESS_LZMA = 4,
 };
 
-/* Progress, from the building thread as file data goes into the image:
+/* Progress, from the building thread as file data goes into the image
+ * (while a registry's layers come down, see fetch_done, also from the
+ * thread fetching them, one call at a time):
  * regular files and their bytes, done and in all (0: not known yet, as
  * from an archive, read once).  From archives also the bytes of the
  * archives read, as stored (compressed or not), of input_total; 0 when
@@ -36,8 +38,11 @@ typedef struct ek_build_progress {
 	uint64_t files_done, files_total;
 	uint64_t bytes_done, bytes_total;
 	uint64_t input_done, input_total;
-	/* From a registry: blob bytes fetched so far, of those to fetch,
-	 * before the build proper reports the rest (0 and 0 otherwise). */
+	/* From a registry: the layers' bytes fetched so far, of all of
+	 * them, while any is still coming (0 and 0 otherwise).  The build
+	 * reads the layers as they come down, and the callback may then be
+	 * called from the thread fetching them too: never two calls at
+	 * once. */
 	uint64_t fetch_done, fetch_total;
 } ek_build_progress;
 typedef void (*ek_progress_fn)(void *ctx, const ek_build_progress *p);

@@ -9,10 +9,13 @@
  * The layers go through tar.c: flattened into one image (whiteouts
  * applied), or one image each with their whiteouts kept for overlayfs.
  * Nothing of the config is applied: owners stay the layers' numbers.
+ * A registry's layers come down on a thread of their own (pullahead.c)
+ * and are read as they land.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +28,7 @@
 #include "util/error.h"
 #include "util/fdio.h"
 #include "write/ocipull.h"
+#include "write/pullahead.h"
 #include "write/tar.h"
 
 /* JSON blobs are small; these bound what a hostile layout makes us read. */
@@ -69,6 +73,13 @@ struct platform {
 	char os[64], arch[64], variant[64];   /* variant "": any */
 };
 
+/* A registry's layer i as the tar reader reads it: as it comes down. */
+struct layer_feed {
+	struct tarstream_feed feed;
+	struct layout *l;
+	size_t i;
+};
+
 struct layout {
 	const char *name;           /* as the user named it: messages say it */
 	const char *dir;            /* where it is: name, or a registry's
@@ -76,7 +87,12 @@ struct layout {
 	int dirfd;
 	bool remote;                /* pull fetches its blobs as they are read */
 	struct ocipull pull;
+	struct pullahead *ahead;    /* remote: its layers, coming down */
+	struct layer_feed *feeds;
 	const ek_build_options *opts;   /* its progress hears of the fetches */
+	/* The build's progress and the fetch's reach opts->progress one at a
+	 * time, the fetch's figures in both while layers are coming. */
+	pthread_mutex_t progress_lock;
 	uint64_t fetched, to_fetch;     /* the layers' bytes */
 	struct platform platform;       /* an image index's entry to take */
 	ek_error *err;
@@ -178,32 +194,95 @@ static int parse_json(struct layout *l, const char *what, const char *text, size
 	return 0;
 }
 
-static bool on_fetched(void *ctx, uint64_t bytes)
-{
-	struct layout *l = ctx;
-	ek_build_progress p = { .fetch_done = l->fetched + bytes, .fetch_total = l->to_fetch };
-
-	if (l->opts->progress)
-		l->opts->progress(l->opts->progress_ctx, &p);
-	return !cancel_requested(l->opts->cancel);
-}
-
-/* A registry's blob fetched into the scratch layout (a no-op for a
- * layout on disk, or a blob already here); a layer's bytes are reported
- * to the progress as they land, and a cancel stops it. */
+/* A registry's JSON blob fetched into the scratch layout (a no-op for a
+ * layout on disk, or a blob already here). */
 static int fetch(struct layout *l, const struct descriptor *d)
 {
-	struct oci_pull_progress progress = { on_fetched, l };
-	bool layer = d->kind == BLOB_LAYER;
-	int ret;
-
 	if (!l->remote)
 		return 0;
-	ret = ocipull_blob(&l->pull, d->hex, d->kind == BLOB_MANIFEST || d->kind == BLOB_INDEX,
-			   d->size, layer && l->opts ? &progress : NULL, l->err);
-	if (!ret && layer)
-		l->fetched += d->size;
+	return ocipull_blob(&l->pull, d->hex, d->kind == BLOB_MANIFEST || d->kind == BLOB_INDEX,
+			    d->size, l->err);
+}
+
+/* The build's progress, with the fetch's figures while layers are still
+ * coming (the build reads them as they land). */
+static void build_progress(void *ctx, const ek_build_progress *p)
+{
+	struct layout *l = ctx;
+	ek_build_progress q = *p;
+
+	pthread_mutex_lock(&l->progress_lock);
+	if (l->fetched < l->to_fetch) {
+		q.fetch_done = l->fetched;
+		q.fetch_total = l->to_fetch;
+	}
+	l->opts->progress(l->opts->progress_ctx, &q);
+	pthread_mutex_unlock(&l->progress_lock);
+}
+
+/* The fetch's progress, on its thread. */
+static void fetch_progress(void *ctx, uint64_t fetched)
+{
+	struct layout *l = ctx;
+	ek_build_progress q = { .fetch_done = fetched, .fetch_total = l->to_fetch };
+
+	pthread_mutex_lock(&l->progress_lock);
+	l->fetched = fetched;
+	if (l->opts->progress)
+		l->opts->progress(l->opts->progress_ctx, &q);
+	pthread_mutex_unlock(&l->progress_lock);
+}
+
+static int feed_open(void *ctx, ek_error *err)
+{
+	struct layer_feed *f = ctx;
+
+	return pullahead_open(f->l->ahead, f->i, err);
+}
+
+static int feed_wait(void *ctx, uint64_t have, uint64_t *avail, bool *whole, ek_error *err)
+{
+	struct layer_feed *f = ctx;
+
+	return pullahead_wait(f->l->ahead, f->i, have, avail, whole, err);
+}
+
+/* A registry's layers start coming down, window of them on disk at once
+ * (0: all). */
+static int start_fetching(struct layout *l, size_t window)
+{
+	struct pullahead_blob *blobs = calloc(l->nlayers ? l->nlayers : 1, sizeof(*blobs));
+	int ret;
+
+	l->feeds = calloc(l->nlayers ? l->nlayers : 1, sizeof(*l->feeds));
+	if (!blobs || !l->feeds) {
+		free(blobs);
+		return err_fail(l->err, -ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < l->nlayers; i++) {
+		memcpy(blobs[i].hex, l->layers[i].hex, sizeof(blobs[i].hex));
+		blobs[i].size = l->layers[i].size;
+		l->feeds[i] = (struct layer_feed){ { feed_open, feed_wait, &l->feeds[i] }, l, i };
+		l->to_fetch += l->layers[i].size;
+	}
+	ret = pullahead_start(&l->pull, blobs, l->nlayers, window, fetch_progress, l,
+			      l->opts ? l->opts->cancel : NULL, &l->ahead, l->err);
+	free(blobs);
 	return ret;
+}
+
+/* The options a layer's build takes: opts, its progress through
+ * build_progress for a registry's layers. */
+static void layer_options(struct layout *l, ek_build_options *o)
+{
+	if (l->opts)
+		*o = *l->opts;
+	else
+		ek_build_options_init(o);
+	if (l->remote && o->progress) {
+		o->progress = build_progress;
+		o->progress_ctx = l;
+	}
 }
 
 /* A JSON blob, its size and digest checked before it is parsed. */
@@ -512,24 +591,26 @@ static void close_layout(struct layout *l)
 {
 	if (l->dirfd >= 0)
 		close(l->dirfd);
+	pullahead_stop(l->ahead);
+	free(l->feeds);
 	if (l->remote)
 		ocipull_close(&l->pull);
+	pthread_mutex_destroy(&l->progress_lock);
 	json_decref(l->manifest);
 	free(l->layers);
 	free(l->diff_ids);
 }
 
-/* The tar reader's view of layer i (a registry's fetched first), its
+/* The tar reader's view of layer i (a registry's as it comes down), its
  * name and path newly allocated (free them with layer_source_free). */
 static int layer_source(struct layout *l, size_t i, struct tar_layer *t)
 {
 	const struct descriptor *d = &l->layers[i];
 	char *name = NULL, *path = NULL;
-	int ret = fetch(l, d);
 
 	memset(t, 0, sizeof(*t));
-	if (ret)
-		return ret;
+	if (l->remote)
+		t->feed = &l->feeds[i].feed;
 	if (asprintf(&name, "%s: layer %zu of %zu (sha256:%.12s)", l->name, i + 1, l->nlayers,
 		     d->hex) < 0)
 		return err_fail(l->err, -ENOMEM, "out of memory");
@@ -565,6 +646,7 @@ static int with_layout(const char *ref, const ek_build_options *opts, ek_error *
 	memset(l, 0, sizeof(*l));
 	l->dirfd = -1;
 	l->err = err;
+	pthread_mutex_init(&l->progress_lock, NULL);
 	l->name = ref;
 	l->opts = opts;
 	*dir = NULL;
@@ -593,8 +675,6 @@ static int with_layout(const char *ref, const ek_build_options *opts, ek_error *
 	}
 	if (!ret)
 		ret = open_layout(l, *dir, tag);
-	for (size_t i = 0; !ret && l->remote && i < l->nlayers; i++)
-		l->to_fetch += l->layers[i].size;
 	free(tag);
 	return ret;
 }
@@ -602,12 +682,14 @@ static int with_layout(const char *ref, const ek_build_options *opts, ek_error *
 int ek_build_oci(const char *image_path, const char *layout_ref,
 		 const ek_build_options *opts, ek_build_stats *stats, ek_error *err)
 {
+	ek_build_options layer_opts;
 	struct layout l;
 	struct tar_layer *layers = NULL;
 	char *dir = NULL;
 	size_t i, made = 0;
 	int ret = with_layout(layout_ref, opts, err, &l, &dir);
 
+	layer_options(&l, &layer_opts);
 	if (!ret && opts && opts->tar_index)
 		ret = err_fail(err, -EINVAL, "an OCI image cannot be indexed (--tar=i): its "
 			       "layers are not one tar");
@@ -617,10 +699,14 @@ int ek_build_oci(const char *image_path, const char *layout_ref,
 		if (!layers)
 			ret = err_fail(err, -ENOMEM, "out of memory");
 	}
+	/* Every layer may be on disk at once: flattening reads them twice. */
+	if (!ret && l.remote)
+		ret = start_fetching(&l, 0);
 	for (; !ret && made < l.nlayers; made++)
 		ret = layer_source(&l, made, &layers[made]);
 	if (!ret)
-		ret = tar_build_layers(image_path, layers, l.nlayers, true, opts, stats, err);
+		ret = tar_build_layers(image_path, layers, l.nlayers, true, &layer_opts, stats,
+				       err);
 	for (i = 0; i < made; i++)
 		layer_source_free(&layers[i]);
 	free(layers);
@@ -661,10 +747,10 @@ int ek_build_oci_layers(const char *out_dir, const char *layout_ref,
 			       "overlayfs: not with --ovlfs-strip");
 	if (!ret && mkdir(out_dir, 0755) < 0 && errno != EEXIST)
 		ret = err_fail(err, -errno, "%s: %s", out_dir, strerror(errno));
-	if (opts)
-		layer_opts = *opts;
-	else
-		ek_build_options_init(&layer_opts);
+	/* The layer being built and the next on disk at once, no more. */
+	if (!ret && l.remote)
+		ret = start_fetching(&l, 2);
+	layer_options(&l, &layer_opts);
 	layer_opts.aufs = true;     /* each layer keeps its whiteouts */
 	for (i = 0; !ret && i < l.nlayers; i++) {
 		ek_build_stats stats;
@@ -682,7 +768,7 @@ int ek_build_oci_layers(const char *out_dir, const char *layout_ref,
 		layer_source_free(&t);
 		/* A registry's layer, built: its disk space back. */
 		if (l.remote)
-			ocipull_drop_blob(&l.pull, l.layers[i].hex);
+			pullahead_drop(l.ahead, i);
 		if (!ret) {
 			made = i + 1;
 			if (done)

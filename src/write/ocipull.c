@@ -67,7 +67,7 @@ static int put_index(int dirfd, const struct oci_pulled *top, const char *tag, e
 /* Fetch into blobs/sha256/HEX through a file of its own, renamed once
  * whole: a failed fetch leaves no blob for a later read to trust. */
 static int fetch_into(struct ocipull *p, const char *hex, bool manifest, uint64_t size,
-		      const struct oci_pull_progress *progress, ek_error *err)
+		      ek_error *err)
 {
 	char path[128], part[140];
 	int fd, ret;
@@ -77,7 +77,7 @@ static int fetch_into(struct ocipull *p, const char *hex, bool manifest, uint64_
 	fd = openat(p->dirfd, part, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return err_fail(err, -errno, "the scratch layout's %s: %s", part, strerror(errno));
-	ret = oci_pull_blob(p->session, hex, manifest, size, fd, progress, err);
+	ret = oci_pull_blob(p->session, hex, manifest, size, fd, NULL, err);
 	close(fd);
 	if (!ret && renameat(p->dirfd, part, p->dirfd, path) < 0)
 		ret = err_fail(err, -errno, "the scratch layout's %s: %s", path, strerror(errno));
@@ -190,46 +190,22 @@ const char *ocipull_tag(const struct ocipull *p)
 }
 
 int ocipull_blob(struct ocipull *p, const char *hex, bool manifest, uint64_t size,
-		 const struct oci_pull_progress *progress, ek_error *err)
+		 ek_error *err)
 {
 	char path[128];
 
 	oci_blob_path(hex, path, sizeof(path));
 	if (!faccessat(p->dirfd, path, F_OK, 0))
 		return 0;
-	return fetch_into(p, hex, manifest, size, progress, err);
-}
-
-void ocipull_drop_blob(struct ocipull *p, const char *hex)
-{
-	char path[128];
-
-	oci_blob_path(hex, path, sizeof(path));
-	unlinkat(p->dirfd, path, 0);
+	return fetch_into(p, hex, manifest, size, err);
 }
 
 /* The scratch layout goes whole: the files this wrote, then its
  * directories. */
 void ocipull_close(struct ocipull *p)
 {
-	DIR *d;
-	struct dirent *e;
-	int fd;
-
 	if (p->dirfd >= 0) {
-		fd = openat(p->dirfd, OCI_BLOBS, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		d = fd >= 0 ? fdopendir(fd) : NULL;
-		while (d && (e = readdir(d)))
-			if (e->d_name[0] != '.')
-				unlinkat(fd, e->d_name, 0);
-		if (d)
-			closedir(d);
-		else if (fd >= 0)
-			close(fd);
-		unlinkat(p->dirfd, OCI_BLOBS, AT_REMOVEDIR);
-		unlinkat(p->dirfd, "blobs", AT_REMOVEDIR);
-		unlinkat(p->dirfd, "index.json", 0);
-		unlinkat(p->dirfd, "oci-layout", 0);
+		remove_layout(p->dirfd);
 		close(p->dirfd);
 	}
 	if (p->dir)

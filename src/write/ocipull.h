@@ -37,9 +37,7 @@ const char *ocipull_tag(const struct ocipull *p);
 /* blobs/sha256/HEX fetched unless it is here (a manifest or an index
  * from the manifests endpoint), at most size bytes. */
 int ocipull_blob(struct ocipull *p, const char *hex, bool manifest, uint64_t size,
-		 const struct oci_pull_progress *progress, ek_error *err);
-/* A blob no longer needed (a layer built): its space back. */
-void ocipull_drop_blob(struct ocipull *p, const char *hex);
+		 ek_error *err);
 void ocipull_close(struct ocipull *p);
 
 #endif

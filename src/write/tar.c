@@ -1223,7 +1223,7 @@ static int open_archive(struct tar_reader *r, const struct tar_layer *l)
 	libarchive.read_support_filter_all(r->a);
 	/* Index mode reads headers only: it skips the data (unless the
 	 * whole tar is copied). */
-	ret = tarstream_open(l->path, r->source, l->verify ? &l->expect : NULL,
+	ret = tarstream_open(l->path, l->feed, r->source, l->verify ? &l->expect : NULL,
 			     r->b->o.tar_index && !r->copy, &r->stream, r->b->err);
 	if (!ret && r->copy)
 		tarstream_copy_to(r->stream, r->copy);
@@ -1473,7 +1473,9 @@ static uint64_t layers_size(const struct tar_layer *layers, size_t count)
 
 		/* Never opened here: opening a named pipe would wait for,
 		 * and then break, its writer. */
-		if (layers[i].path)
+		if (layers[i].feed)     /* still coming: its descriptor's size */
+			left = layers[i].verify ? (int64_t)layers[i].expect.size : -1;
+		else if (layers[i].path)
 			left = stat(layers[i].path, &st) == 0 && S_ISREG(st.st_mode) ? st.st_size : -1;
 		else
 			left = fd_remaining(STDIN_FILENO);

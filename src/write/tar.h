@@ -14,6 +14,7 @@
 
 struct tar_layer {
 	const char *path;             /* NULL: standard input */
+	const struct tarstream_feed *feed;   /* not NULL: read as it is written */
 	const char *name;             /* what messages call it; NULL: path */
 	/* A blob named by its digest (an OCI layer): its size and SHA-256,
 	 * and the SHA-256 of the tar it holds if expect says, are checked as

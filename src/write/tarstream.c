@@ -42,6 +42,9 @@ struct decoder {
 
 struct tarstream {
 	int fd;
+	const struct tarstream_feed *feed;   /* NULL: fd is whole */
+	uint64_t offset;              /* fed: where the next read starts */
+	ek_error feed_err;            /* fed: why the file's writer failed */
 	const char *name;
 	const struct decoder *dec;    /* NULL: stored plain (or left to libarchive) */
 	uint8_t *in;                  /* bytes as stored: in[pos, len) not yet used */
@@ -89,6 +92,37 @@ static la_ssize_t fail_read(struct archive *a, struct tarstream *s, const char *
 	return -1;
 }
 
+/* More of a file still being written: what is there past offset, once
+ * there is some; 0 at its end. */
+static ssize_t read_fed(struct tarstream *s)
+{
+	uint64_t avail;
+	bool whole;
+	ssize_t got;
+
+	for (;;) {
+		if (s->feed->wait(s->feed->ctx, s->offset, &avail, &whole, &s->feed_err)) {
+			errno = EIO;
+			snprintf(s->why, sizeof(s->why), "%.200s", s->feed_err.message);
+			return -1;
+		}
+		if (avail <= s->offset && whole)
+			return 0;
+		if (avail <= s->offset)     /* started again: its bytes come back */
+			continue;
+		uint64_t want = avail - s->offset < s->read_cap ? avail - s->offset : s->read_cap;
+
+		got = pread(s->fd, s->in, (size_t)want, (off_t)s->offset);
+		if (got != 0)
+			break;
+		/* Cut short since the wait: the writer starts it again. */
+		usleep(1000);
+	}
+	if (got > 0)
+		s->offset += (uint64_t)got;
+	return got;
+}
+
 /* More of the file into in[] (which the caller has used up). */
 static int refill(struct tarstream *s)
 {
@@ -98,10 +132,11 @@ static int refill(struct tarstream *s)
 	if (s->in_ended)
 		return 0;
 	do
-		got = read(s->fd, s->in, s->read_cap);
+		got = s->feed ? read_fed(s) : read(s->fd, s->in, s->read_cap);
 	while (got < 0 && errno == EINTR);
 	if (got < 0) {
-		snprintf(s->why, sizeof(s->why), "%s", strerror(errno));
+		if (!s->feed_err.code)
+			snprintf(s->why, sizeof(s->why), "%s", strerror(errno));
 		s->failed = true;
 		return -1;
 	}
@@ -390,19 +425,35 @@ static void skim_by_seeking(struct tarstream *s)
 	s->file_left = (uint64_t)left;
 }
 
+/* A read of the file failed: why, with the feed's code when its writer
+ * failed (a registry's answer, a cancel). */
+static int read_failed(struct tarstream *s, ek_error *err)
+{
+	if (s->feed_err.code)
+		return err_fail(err, s->feed_err.code, "%s: %s", s->name, s->feed_err.message);
+	return err_fail(err, -EIO, "%s: reading it: %s", s->name, s->why);
+}
+
 static int start(struct tarstream *s, const char *path, const struct tarstream_expect *x,
 		 bool skim, ek_error *err)
 {
 	size_t i;
 
-	s->fd = path ? open(path, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
+	if (s->feed) {
+		s->fd = s->feed->open(s->feed->ctx, err);
+		if (s->fd < 0)
+			return s->fd;
+	} else {
+		s->fd = path ? open(path, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
+	}
 	/* A blob its manifest names and the layout lacks is a broken layout. */
 	if (s->fd < 0)
 		return err_fail(err, errno == ENOENT && x ? -EUCLEAN : -errno,
 				"%s: cannot open it: %s", s->name, strerror(errno));
 	s->read_cap = IN_CAP;
-	/* A blob's digest covers every byte: nothing is skipped. */
-	if (skim && !x)
+	/* A blob's digest covers every byte: nothing is skipped; nor is a
+	 * file whose end is still to come. */
+	if (skim && !x && !s->feed)
 		skim_by_seeking(s);
 	if (!(s->in = s->buf = malloc(s->read_cap)))
 		return err_fail(err, -ENOMEM, "out of memory");
@@ -414,7 +465,7 @@ static int start(struct tarstream *s, const char *path, const struct tarstream_e
 			return err_fail(err, -ENOMEM, "out of memory");
 	}
 	if (refill(s))
-		return err_fail(err, -EIO, "%s: reading it: %s", s->name, s->why);
+		return read_failed(s, err);
 	for (i = 0; i < sizeof(decoders) / sizeof(decoders[0]) && !s->dec; i++)
 		if (decoders[i].starts(s->in, s->len))
 			s->dec = &decoders[i];
@@ -428,8 +479,9 @@ static int start(struct tarstream *s, const char *path, const struct tarstream_e
 	return 0;
 }
 
-int tarstream_open(const char *path, const char *name, const struct tarstream_expect *x,
-		   bool skim, struct tarstream **out, ek_error *err)
+int tarstream_open(const char *path, const struct tarstream_feed *feed, const char *name,
+		   const struct tarstream_expect *x, bool skim, struct tarstream **out,
+		   ek_error *err)
 {
 	struct tarstream *s = calloc(1, sizeof(*s));
 	int ret;
@@ -439,6 +491,7 @@ int tarstream_open(const char *path, const char *name, const struct tarstream_ex
 		return err_fail(err, -ENOMEM, "out of memory");
 	s->name = name;
 	s->fd = -1;
+	s->feed = feed;
 	s->xz = (lzma_stream)LZMA_STREAM_INIT;
 	ret = start(s, path, x, skim, err);
 	if (ret)
@@ -468,6 +521,8 @@ int tarstream_finish(struct tarstream *s, bool archive_failed, ek_error *err)
 	const void *unused;
 	bool tar_whole = !archive_failed && !s->failed, trailer_bad = false;
 
+	if (s->feed_err.code)       /* what the archive met follows from it */
+		return read_failed(s, err);
 	/* The rest of the compressed stream: the tar's padding, and the
 	 * trailer whose checksum covers all of it (a stream cut there or
 	 * damaged is bad input even though the tar ended before); a tar
@@ -489,7 +544,7 @@ int tarstream_finish(struct tarstream *s, bool archive_failed, ek_error *err)
 		s->in_ended = true;
 	while (!s->in_ended)
 		if (refill(s))
-			return err_fail(err, -EIO, "%s: reading it: %s", s->name, s->why);
+			return read_failed(s, err);
 	if (s->checking) {
 		digest_end(s->blob, blob);
 		s->blob = NULL;

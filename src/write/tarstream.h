@@ -30,11 +30,25 @@ struct tarstream_expect {
 struct tarstream;
 struct writer;
 
-/* path NULL: standard input.  name: what messages call it.  x: NULL, or
+/* A file still being written (a registry's layer as it comes down): the
+ * stream reads what is there and waits for the rest. */
+struct tarstream_feed {
+	/* A descriptor of the file, the caller's own; -errno with err. */
+	int (*open)(void *ctx, ek_error *err);
+	/* Until the file holds more than have bytes or is whole: its bytes
+	 * now (fewer than before when its writer started it again) and
+	 * whether it is whole; -errno with err when its writer failed. */
+	int (*wait)(void *ctx, uint64_t have, uint64_t *avail, bool *whole, ek_error *err);
+	void *ctx;
+};
+
+/* path NULL: standard input; feed, if not NULL, stands for path (the
+ * stream then never skims).  name: what messages call it.  x: NULL, or
  * what tarstream_finish() checks.  skim: libarchive will skip all data
  * (tarstream_skip).  -errno with err filled (a missing blob: -EUCLEAN). */
-int tarstream_open(const char *path, const char *name, const struct tarstream_expect *x,
-		   bool skim, struct tarstream **out, ek_error *err);
+int tarstream_open(const char *path, const struct tarstream_feed *feed, const char *name,
+		   const struct tarstream_expect *x, bool skim, struct tarstream **out,
+		   ek_error *err);
 /* Also write the tar as handed over (decompressed) to w, from its offset
  * 0, and on tarstream_finish() the rest of it: a copy of the whole tar,
  * tarstream_copied() bytes.  Before the first read; the stream must not
@@ -54,8 +68,8 @@ uint64_t tarstream_consumed(const struct tarstream *s);
 const char *tarstream_compression(const struct tarstream *s);
 /* The archive has ended (or failed: archive_failed): with expectations,
  * the rest of the blob is read and its size, digest and diff_id compared;
- * a blob that is not the one named is the error to report, before any
- * the archive met. */
+ * a feed's failure, then a blob that is not the one named, is the error
+ * to report, before any the archive met. */
 int tarstream_finish(struct tarstream *s, bool archive_failed, ek_error *err);
 void tarstream_close(struct tarstream *s);
 

@@ -2,7 +2,8 @@
 """A TCP relay that slows what the server sends, or cuts it off.
 
 usage: slow_relay.py --listen PORT --to PORT [--rate BYTES_PER_SECOND]
-                     [--cut-after BYTES] [--log FILE]
+                     [--cut-after BYTES] [--stall-after BYTES [--gate FILE]]
+                     [--log FILE]
 
 Every connection to 127.0.0.1:PORT is relayed to 127.0.0.1:TO (TLS and
 all, bytes as they are).  --rate: the server's bytes reach the client in
@@ -10,11 +11,15 @@ slices of at most a tenth of the rate, one slice each tenth of a second,
 so that a download takes as long as on a link that slow (for progress to
 be seen).  --cut-after: the first connection whose server sends more than
 BYTES is closed once BYTES have gone through (a link that drops in the
-middle of a download; later connections are left alone).  --log: after
+middle of a download; later connections are left alone).  --stall-after:
+once BYTES of the servers' have gone through, the connection carrying the
+last of them sends nothing more (a server that stops answering) until
+FILE exists (--gate), or for good.  --log: after
 each connection, a line "connections N bytes M" (the server's bytes
 relayed so far, over all connections).
 """
 import argparse
+import os
 import socket
 import threading
 import time
@@ -25,6 +30,8 @@ class Stats:
     connections = 0
     sent = 0            # the servers' bytes relayed
     cut_left = None     # bytes until the cut, while it is still to come
+    stall_left = None   # bytes until the stall, while it is still to come
+    gate = None         # the file that ends the stall
 
 
 def forward(src, dst, rate=None, log=None):
@@ -38,16 +45,28 @@ def forward(src, dst, rate=None, log=None):
             if not data:
                 break
             cut = False
+            stall = None        # the bytes held back by a stall
             if log is not None:
                 with Stats.lock:
                     if Stats.cut_left is not None:
                         cut = len(data) >= Stats.cut_left
                         data = data[:Stats.cut_left]
                         Stats.cut_left = None if cut else Stats.cut_left - len(data)
+                    if Stats.stall_left is not None and len(data) >= Stats.stall_left:
+                        data, stall = data[:Stats.stall_left], data[Stats.stall_left:]
+                        Stats.stall_left = None
+                    elif Stats.stall_left is not None:
+                        Stats.stall_left -= len(data)
                     Stats.sent += len(data)
             dst.sendall(data)
             if cut:
                 break
+            if stall is not None:
+                while not (Stats.gate and os.path.exists(Stats.gate)):
+                    time.sleep(0.05)
+                dst.sendall(stall)
+                with Stats.lock:
+                    Stats.sent += len(stall)
             if rate:
                 time.sleep(len(data) / rate)
     except OSError:
@@ -85,7 +104,11 @@ if __name__ == "__main__":
     ap.add_argument("--to", type=int, required=True)
     ap.add_argument("--rate", type=int, default=0)
     ap.add_argument("--cut-after", type=int)
+    ap.add_argument("--stall-after", type=int)
+    ap.add_argument("--gate")
     ap.add_argument("--log")
     args = ap.parse_args()
     Stats.cut_left = args.cut_after
+    Stats.stall_left = args.stall_after
+    Stats.gate = args.gate
     serve(args.listen, args.to, args.rate or None, args.log)

@@ -8,7 +8,8 @@
 # longer blob, an unknown tag fail naming it, leaving no image and no
 # scratch directory; so does a SIGINT while the layers come down, and a
 # later pull sweeps away what a kill -9 left.  A connection cut in the
-# middle of a layer resumes where it stopped.
+# middle of a layer resumes where it stopped.  Layers are read as they
+# come down; a registry gone quiet can be waited for or interrupted.
 . "$(dirname "$0")/lib.sh"
 . "$HERE/http_lib.sh"
 
@@ -149,7 +150,8 @@ for _ in $(seq 50); do
 done
 kill -9 "$pid"
 wait "$pid" || true
-dead=$(compgen -G "$TMPDIR/erofskit-pull.*") || fail "kill -9 during the fetch: no scratch layout to sweep"
+dead=$(compgen -G "$TMPDIR/erofskit-pull.*") ||
+	fail "kill -9 during the fetch: no scratch layout to sweep"
 mkdir "$TMPDIR/erofskit-pull.held"
 touch -d '2 minutes ago' "$TMPDIR/erofskit-pull.held"
 flock "$TMPDIR/erofskit-pull.held" sleep 60 >/dev/null 2>&1 &
@@ -189,6 +191,89 @@ size=$(stat -c %s lbig.tar)
 [ "$(tail -n 1 "$T/cut.log" | awk '{print $2}')" -ge 4 ] ||
 	fail "the cut connection was not tried again: $(cat "$T/cut.log")"
 scratch_is_gone "a cut connection"
+
+note "a layer is read as it comes down: a registry gone quiet part way"
+# The registry stops sending 200 KB into a layer (a relay that stalls
+# until its gate file exists, or for good).  The build has the layer open
+# meanwhile (its download's file twice: the fetch's and the build's), goes
+# on when the bytes come again, and makes the same image.
+stall_relay_up() {   # GATE: the stall ends once this file exists
+	STALL_PORT=$(free_port)
+	_ports=("$STALL_PORT")
+	python3 "$HERE/slow_relay.py" --listen "$STALL_PORT" --to "$REGISTRY_PORT" \
+		--stall-after 200000 --gate "$1" &
+	_pid=$!
+}
+# until_stalled PID: a blob's download (a layer's: the manifest and the
+# config come whole) has stopped growing for 0.3 s.
+until_stalled() {
+	local before= after
+	for _ in $(seq 100); do
+		after=$(stat -c %s "$TMPDIR"/erofskit-pull.*/blobs/sha256/[0-9a-f]*.part \
+			2>/dev/null) || after=
+		[ -z "$after" ] || [ "$after" != "$before" ] || break
+		before=$after
+		sleep 0.3
+	done
+	[ -n "$after" ] && [ "$after" = "$before" ] || fail "the layer did not stall: $after"
+	kill -0 "$1" 2>/dev/null || fail "mkfs ended while the registry sent nothing: $(cat err)"
+}
+launch "$T/stall-relay.log" stall_relay_up "$T/gate"
+"$E" mkfs --oci "oci://127.0.0.1:$STALL_PORT/erofskit/big:v1" -o "$CA" -T0 -q \
+	big-gate.erofs 2>err &
+pid=$!
+until_stalled "$pid"
+[ "$(find "/proc/$pid/fd" -lname "*.part" | wc -l)" -eq 2 ] ||
+	fail "the layer is not open for the build while it comes down: $(ls -l "/proc/$pid/fd")"
+touch "$T/gate"
+wait "$pid" || fail "mkfs --oci after the registry answered again: $(cat err)"
+cmp big-file.erofs big-gate.erofs || fail "after a stall, another image"
+scratch_is_gone "a stall that ended"
+# A layer whose third entry escapes the tree, 3 MiB of data after it: the
+# build meets the entry in the first 200 KB, but a blob that is not what
+# its digest says is the error to report, so it waits for the rest; it
+# names the entry once the rest has come and the digest matches.
+python3 - bad.tar lbig/random <<'PY2'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    for name, data in (("ok.txt", b"fine\n"), ("etc/conf", b"x=1\n"),
+                       ("../escape", b"out\n"), ("big", open(sys.argv[2], "rb").read())):
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+PY2
+$OCI fromtars Q bad bad.tar
+$OCI push Q:bad "$URL" erofskit/bad:v1 "$T/http/ca.pem" || fail "push the layout of a bad layer"
+rm -f "$T/gate"
+launch "$T/stall-relay2.log" stall_relay_up "$T/gate"
+"$E" mkfs --oci "oci://127.0.0.1:$STALL_PORT/erofskit/bad:v1" -o "$CA" -q bad.erofs 2>err &
+pid=$!
+until_stalled "$pid"
+touch "$T/gate"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" -eq 1 ] || fail "a bad entry in a layer: exit $rc: $(cat err)"
+grep -q "escape" err || fail "the bad entry is not named: $(cat err)"
+[ ! -e bad.erofs ] || fail "an image was left after a bad layer"
+scratch_is_gone "a bad entry in a layer"
+# Ctrl-C while the registry sends nothing: heard within a second or two
+# (libcurl asks whether to go on about once a second), exit 130.
+launch "$T/stall-relay3.log" stall_relay_up "$T/never"
+python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' "$E" mkfs --oci \
+	"oci://127.0.0.1:$STALL_PORT/erofskit/big:v1" -o "$CA" -T0 -q big-quiet.erofs 2>err &
+pid=$!
+until_stalled "$pid"
+start=$(date +%s%N)
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ "$rc" -eq 130 ] || fail "SIGINT while the registry sent nothing: exit $rc: $(cat err)"
+[ "$ms" -lt 5000 ] || fail "SIGINT while the registry sent nothing: $ms ms to stop"
+[ ! -e big-quiet.erofs ] || fail "SIGINT while the registry sent nothing: an image was left"
+scratch_is_gone "SIGINT while the registry sent nothing"
 
 note "unknown tags, plain HTTP to an HTTPS registry, an artifact, -o without a registry: clear errors"
 expect_exit 2 "$E" mkfs --oci "$R:nope" -o "$CA" -q x.erofs 2>err

@@ -1,0 +1,57 @@
+/*
+ * A registry image's layers fetched in order on a thread of their own
+ * (pullahead.c), while the build reads them: a layer is read as its bytes
+ * land, so the download and the build overlap instead of following each
+ * other.  Each layer comes down into blobs/sha256/HEX.part of the scratch
+ * layout and takes its name once whole, as ocipull_blob's do; what the
+ * build reads is checked by it (size, digest, diff_id) as a layout's
+ * blobs are, so bytes a registry changes between tries fail the build.
+ */
+#ifndef EK_WRITE_PULLAHEAD_H
+#define EK_WRITE_PULLAHEAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "erofskit/erofskit.h"
+#include "util/digest.h"
+#include "write/ocipull.h"
+
+struct pullahead;
+
+struct pullahead_blob {
+	char hex[2 * DIGEST_SIZE + 1];
+	uint64_t size;
+};
+
+/* Called on the fetching thread as a blob's bytes land: the bytes of
+ * blobs done, plus this one's so far. */
+typedef void (*pullahead_progress_fn)(void *ctx, uint64_t fetched);
+
+/* Start fetching blobs[0..n) (copied) in order.  window: how many may be
+ * on disk at once, counting those not yet dropped (0: no bound).  cancel
+ * (may be NULL) stops the fetch as the build's cancel does. */
+int pullahead_start(struct ocipull *pull, const struct pullahead_blob *blobs, size_t n,
+		    size_t window, pullahead_progress_fn progress, void *ctx,
+		    const volatile int *cancel, struct pullahead **out, ek_error *err);
+
+/* Blob i's file, for reads at offsets only (a descriptor of the caller's
+ * own); -errno with err filled when its fetch failed before it began. */
+int pullahead_open(struct pullahead *a, size_t i, ek_error *err);
+
+/* Wait until blob i holds more than `have` bytes, or is whole; *avail:
+ * its bytes on disk (a retry that starts the blob again makes it
+ * smaller), *whole: its fetch is done.  -errno with err filled when the
+ * fetch failed. */
+int pullahead_wait(struct pullahead *a, size_t i, uint64_t have, uint64_t *avail, bool *whole,
+		   ek_error *err);
+
+/* Blob i is no longer needed: its file goes (its space back once read). */
+void pullahead_drop(struct pullahead *a, size_t i);
+
+/* Stop what is still coming down, wait for the thread, free it.  NULL
+ * is fine. */
+void pullahead_stop(struct pullahead *a);
+
+#endif

@@ -6,13 +6,17 @@
 # then REPS alternating runs of
 #     erofskit mkfs --oci LAYOUT:v1      [-z ALG] IMAGE
 #     erofskit mkfs --oci oci://127.0.0.1:PORT/bench/SET:v1 -o plain_http [-z ALG] IMAGE
-# uncompressed and with lz4hc, the layout's blobs in the page cache;
-# medians of the wall times, and the two images compared (they must be
-# the same bytes).  Prints markdown.
+# uncompressed and with lz4hc, the layout's blobs in the page cache; and
+# the registry through a relay that slows its answers to RATE bytes a
+# second (a link that slow: tests/integration/slow_relay.py), where the
+# download alone takes layer / RATE, the floor a build that overlaps it
+# can reach (the larger of that and the layout's time).  Medians of the
+# wall times, and the images compared (they must be the same bytes).
+# Prints markdown.
 #
 #   bench/pull.sh              data: $BENCH_DATA (default /tmp/data, made
 #                              by bench/datasets.sh)
-#   REPS=3
+#   REPS=3  RATE=26214400 (25 MiB/s)
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,20 +24,29 @@ top=$(cd "$here/.." && pwd)
 . "$here/lib.sh"
 EROFSKIT=${EROFSKIT:-$top/build/erofskit}
 REPS=${REPS:-3}
+RATE=${RATE:-26214400}
 DATA=${BENCH_DATA:-/tmp/data}
 OCI="python3 $top/tests/integration/oci_layout.py"
 
 command -v docker-registry >/dev/null || { echo "needs docker-registry (scripts/deps.sh)" >&2; exit 1; }
 need_trees "$DATA/rootfs" "$DATA/src"
 work=$(mktemp -d "${TMPDIR:-/tmp}/erofskit-pull-bench.XXXXXX")
-registry=
+registry= relay=
 cleanup() {
-	[ -z "$registry" ] || { kill "$registry" 2>/dev/null; wait "$registry" 2>/dev/null || true; }
+	local pid
+	for pid in $registry $relay; do
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null || true
+	done
 	rm -rf "$work"
 }
 trap cleanup EXIT
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
+port=$(free_port)
 cat >"$work/registry.yml" <<CONF
 version: 0.1
 log:
@@ -48,10 +61,16 @@ http:
 CONF
 docker-registry serve "$work/registry.yml" >"$work/registry.log" 2>&1 &
 registry=$!
+relay_port=$(free_port)
+python3 "$top/tests/integration/slow_relay.py" --listen "$relay_port" --to "$port" \
+	--rate "$RATE" >"$work/relay.log" 2>&1 &
+relay=$!
 for _ in $(seq 100); do
-	curl -sf "http://127.0.0.1:$port/v2/" >/dev/null && break
+	curl -sf "http://127.0.0.1:$port/v2/" >/dev/null &&
+		curl -sf "http://127.0.0.1:$relay_port/v2/" >/dev/null && break
 	sleep 0.1
 done
+rate_mib=$(echo "scale=1; $RATE / 1048576" | bc)
 
 # seconds CMD...: the wall time of one run.
 seconds() {
@@ -64,10 +83,13 @@ seconds() {
 echo "# mkfs --oci: from a registry against from the layout"
 echo
 echo "One layer (tar.gz) per data set, docker-registry on 127.0.0.1 over plain"
-echo "HTTP, $(nproc) processors, median of $REPS alternating runs (s)."
+echo "HTTP, directly and through a $rate_mib MiB/s link; $(nproc) processors,"
+echo "median of $REPS alternating runs (s).  Floor: the larger of the layout's"
+echo "time and the download's alone (layer / rate)."
 echo
-echo "| data | layer | -z | from the layout | from the registry | ratio |"
-echo "|---|---|---|---|---|---|"
+echo "| data | layer | -z | from the layout | from the registry | ratio |" \
+	"$rate_mib MiB/s link | floor | link / floor |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for set in rootfs src; do
 	tar --sort=name -C "$DATA/$set" -cf - . | gzip -6 >"$work/$set.tar.gz"
 	$OCI fromtars "$work/$set" v1 "$work/$set.tar.gz"
@@ -78,17 +100,29 @@ for set in rootfs src; do
 		[ $z = none ] || zopt=(-z "$z")
 		: >"$work/local.t"
 		: >"$work/remote.t"
+		: >"$work/link.t"
 		for ((i = 0; i < REPS; i++)); do
 			seconds "$EROFSKIT" mkfs -q -T0 --oci "$work/$set:v1" "${zopt[@]}" \
 				"$work/local.img" >>"$work/local.t"
 			seconds "$EROFSKIT" mkfs -q -T0 --oci "oci://127.0.0.1:$port/bench/$set:v1" \
 				-o plain_http "${zopt[@]}" "$work/remote.img" >>"$work/remote.t"
+			seconds "$EROFSKIT" mkfs -q -T0 --oci \
+				"oci://127.0.0.1:$relay_port/bench/$set:v1" -o plain_http \
+				"${zopt[@]}" "$work/link.img" >>"$work/link.t"
 		done
-		cmp -s "$work/local.img" "$work/remote.img" ||
-			{ echo "$set -z $z: the registry's image differs from the layout's" >&2; exit 1; }
+		for img in remote link; do
+			cmp -s "$work/local.img" "$work/$img.img" || {
+				echo "$set -z $z: the $img image differs from the layout's" >&2
+				exit 1
+			}
+		done
 		l=$(median <"$work/local.t")
 		r=$(median <"$work/remote.t")
-		printf '| %s | %s MiB | %s | %.2f | %.2f | %.2fx |\n' "$set" "$layer_mib" "$z" \
-			"$l" "$r" "$(echo "$r / $l" | bc -l)"
+		k=$(median <"$work/link.t")
+		size=$(stat -c %s "$work/$set.tar.gz")
+		floor=$(echo "d = $size / $RATE; if (d > $l) d else $l" | bc -l)
+		printf '| %s | %s MiB | %s | %.2f | %.2f | %.2fx | %.2f | %.2f | %.2fx |\n' "$set" \
+			"$layer_mib" "$z" "$l" "$r" "$(echo "$r / $l" | bc -l)" "$k" "$floor" \
+			"$(echo "$k / $floor" | bc -l)"
 	done
 done

@@ -112,10 +112,12 @@ kill_after 1 "$T/out/root.erofs" "$T/big" "${no_proc[@]}" ||
 	fail "without /proc/self/fd: the kill did not land mid-build"
 [ "$(sha_of "$T/out/root.erofs")" = "$OLD" ] || fail "without /proc/self/fd: the old image changed"
 only_image_and_tmp "$T/out" root.erofs "killed without /proc/self/fd"
-ls "$T/out"/root.erofs.tmp.* >/dev/null 2>&1 || fail "without /proc/self/fd: no IMAGE.tmp.* was written"
+ls "$T/out"/root.erofs.tmp.* >/dev/null 2>&1 ||
+	fail "without /proc/self/fd: no IMAGE.tmp.* was written"
 rm -rf "$T/out"/*
 "$EROFSKIT" mkfs -q -zlz4 "$T/out/proc.img" "$T/old" || fail "mkfs -zlz4 of the old tree"
-"${no_proc[@]}" "$EROFSKIT" mkfs -q -zlz4 "$T/out/root.erofs" "$T/old" || fail "mkfs without /proc/self/fd"
+"${no_proc[@]}" "$EROFSKIT" mkfs -q -zlz4 "$T/out/root.erofs" "$T/old" ||
+	fail "mkfs without /proc/self/fd"
 cmp -s "$T/out/proc.img" "$T/out/root.erofs" || fail "without /proc/self/fd: another image"
 rm -f "$T/out/proc.img"
 only_image "$T/out" root.erofs "a build without /proc/self/fd"

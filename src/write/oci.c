@@ -220,7 +220,8 @@ static void build_progress(void *ctx, const ek_build_progress *p)
 	pthread_mutex_unlock(&l->progress_lock);
 }
 
-/* The fetch's progress, on its thread. */
+/* The fetch's progress, on its thread (only when there is a progress
+ * callback to hear it). */
 static void fetch_progress(void *ctx, uint64_t fetched)
 {
 	struct layout *l = ctx;
@@ -228,8 +229,7 @@ static void fetch_progress(void *ctx, uint64_t fetched)
 
 	pthread_mutex_lock(&l->progress_lock);
 	l->fetched = fetched;
-	if (l->opts->progress)
-		l->opts->progress(l->opts->progress_ctx, &q);
+	l->opts->progress(l->opts->progress_ctx, &q);
 	pthread_mutex_unlock(&l->progress_lock);
 }
 
@@ -265,7 +265,8 @@ static int start_fetching(struct layout *l, size_t window)
 		l->feeds[i] = (struct layer_feed){ { feed_open, feed_wait, &l->feeds[i] }, l, i };
 		l->to_fetch += l->layers[i].size;
 	}
-	ret = pullahead_start(&l->pull, blobs, l->nlayers, window, fetch_progress, l,
+	ret = pullahead_start(&l->pull, blobs, l->nlayers, window,
+			      l->opts && l->opts->progress ? fetch_progress : NULL, l,
 			      l->opts ? l->opts->cancel : NULL, &l->ahead, l->err);
 	free(blobs);
 	return ret;

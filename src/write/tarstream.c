@@ -441,8 +441,10 @@ static int start(struct tarstream *s, const char *path, const struct tarstream_e
 
 	if (s->feed) {
 		s->fd = s->feed->open(s->feed->ctx, err);
-		if (s->fd < 0)
+		if (s->fd < 0) {
+			err_prefix(err, "%s: ", s->name);
 			return s->fd;
+		}
 	} else {
 		s->fd = path ? open(path, O_RDONLY | O_CLOEXEC) : dup(STDIN_FILENO);
 	}

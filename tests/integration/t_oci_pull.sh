@@ -312,7 +312,7 @@ cmp want.erofs basic.erofs || fail "with Basic credentials, another image"
 scratch_is_gone "Basic authentication"
 stop_registry
 
-note "what the registry serves is checked: a changed blob, a longer one"
+note "what the registry serves is checked: a changed blob, a longer one, a missing one"
 start_registry open
 R=oci://127.0.0.1:$REGISTRY_PORT/erofskit/app
 data=$(find "$T/registry/data" -path "*/blobs/sha256/*/$(sha256sum <l3.tar | cut -c1-64)/data")
@@ -328,5 +328,14 @@ expect_exit 1 "$E" mkfs --oci "$R:v1" -o "$CA" -q x.erofs 2>err
 grep -q "sends more than the $(stat -c %s l3.tar) bytes" err || fail "longer layer: $(cat err)"
 [ ! -e x.erofs ] || fail "an image was left after a longer layer"
 scratch_is_gone "a longer layer"
+# A blob the registry does not have: an error reading the source (exit
+# 2), naming the layer and what the registry answered.
+rm -f "$data"
+rc=0
+"$E" mkfs --oci "$R:v1" -o "$CA" -q x.erofs 2>err || rc=$?
+[ "$rc" -eq 2 ] || fail "missing layer: exit $rc: $(cat err)"
+grep -q "layer 3 of 3" err && grep -q "HTTP status 404" err || fail "missing layer: $(cat err)"
+[ ! -e x.erofs ] || fail "an image was left after a missing layer"
+scratch_is_gone "a missing layer"
 stop_registry
 echo PASS

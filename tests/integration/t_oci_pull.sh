@@ -272,6 +272,7 @@ wait "$pid" || rc=$?
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [ "$rc" -eq 130 ] || fail "SIGINT while the registry sent nothing: exit $rc: $(cat err)"
 [ "$ms" -lt 5000 ] || fail "SIGINT while the registry sent nothing: $ms ms to stop"
+note "stopped $ms ms after SIGINT"
 [ ! -e big-quiet.erofs ] || fail "SIGINT while the registry sent nothing: an image was left"
 scratch_is_gone "SIGINT while the registry sent nothing"
 

@@ -198,9 +198,12 @@ void pullahead_drop(struct pullahead *a, size_t i)
 		unlinkat(a->pull->dirfd, path, 0);
 		a->slots[i].state = SLOT_DROPPED;
 	}
-	if (a->slots[i].fd >= 0)
+	/* A blob still coming (its build failed before reading it) keeps
+	 * its descriptor, which the fetch writes through, until the stop. */
+	if (a->slots[i].fd >= 0 && a->slots[i].state != SLOT_COMING) {
 		close(a->slots[i].fd);
-	a->slots[i].fd = -1;
+		a->slots[i].fd = -1;
+	}
 	if (i == a->dropped)
 		a->dropped++;
 	pthread_cond_broadcast(&a->changed);

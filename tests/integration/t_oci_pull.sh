@@ -139,6 +139,21 @@ wait "$pid" || rc=$?
 grep -q "stopped by SIGINT: the image was not written" err || fail "SIGINT: $(cat err)"
 [ ! -e big-int.erofs ] || fail "SIGINT: an image was left"
 scratch_is_gone "SIGINT during the fetch"
+# --oci-layers whose first image cannot be written (a directory is in its
+# place) fails before the build reads the layer still coming down: the
+# download stops with it, and nothing is left.
+digest=$(python3 -c 'import json, sys
+idx = json.load(open(sys.argv[1] + "/index.json"))
+man = json.load(open(sys.argv[1] + "/blobs/sha256/" + idx["manifests"][0]["digest"][7:]))
+print(man["layers"][0]["digest"][7:])' B)
+mkdir -p big-layers/001-$digest.erofs
+rc=0
+timeout 60 "$E" mkfs --oci "oci://127.0.0.1:$RELAY_PORT/erofskit/big:v1" -o "$CA" -q \
+	--oci-layers big-layers 2>err || rc=$?
+[ "$rc" -eq 2 ] || fail "--oci-layers with a directory for an image: exit $rc: $(cat err)"
+grep -q "001-$digest.erofs" err || fail "the image's path is not named: $(cat err)"
+[ "$(ls -A big-layers)" = "001-$digest.erofs" ] || fail "left in OUTDIR: $(ls -A big-layers)"
+scratch_is_gone "--oci-layers failing before its layer was read"
 # kill -9 cannot be caught: its scratch layout stays until a later pull
 # finds it, unlocked and unchanged for a minute, and removes it; a layout
 # a live pull holds locked stays, however old.

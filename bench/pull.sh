@@ -2,7 +2,9 @@
 # mkfs --oci from a registry against the same image from its layout on
 # disk: what pulling costs.  Each data set (the Debian root filesystem and
 # the small-files tree) becomes a one-layer image (tar.gz) in an OCI
-# layout, pushed to Debian's docker-registry on 127.0.0.1 (plain HTTP);
+# layout, and the root filesystem also a three-layer one (usr/; var/; the
+# rest), flattened as a runtime stacks it; each is pushed to Debian's
+# docker-registry on 127.0.0.1 (plain HTTP);
 # then REPS alternating runs of
 #     erofskit mkfs --oci LAYOUT:v1      [-z ALG] IMAGE
 #     erofskit mkfs --oci oci://127.0.0.1:PORT/bench/SET:v1 -o plain_http [-z ALG] IMAGE
@@ -16,7 +18,7 @@
 #
 #   bench/pull.sh              data: $BENCH_DATA (default /tmp/data, made
 #                              by bench/datasets.sh)
-#   REPS=3  RATE=26214400 (25 MiB/s)
+#   REPS=3  RATE=26214400 (25 MiB/s)  SETS="rootfs src rootfs-3"
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +26,7 @@ top=$(cd "$here/.." && pwd)
 . "$here/lib.sh"
 EROFSKIT=${EROFSKIT:-$top/build/erofskit}
 REPS=${REPS:-3}
+SETS=${SETS:-rootfs src rootfs-3}
 RATE=${RATE:-26214400}
 DATA=${BENCH_DATA:-/tmp/data}
 OCI="python3 $top/tests/integration/oci_layout.py"
@@ -82,19 +85,37 @@ seconds() {
 
 echo "# mkfs --oci: from a registry against from the layout"
 echo
-echo "One layer (tar.gz) per data set, docker-registry on 127.0.0.1 over plain"
+echo "One layer (tar.gz) per data set, and the root filesystem in three"
+echo "(rootfs-3: usr/, var/, the rest), docker-registry on 127.0.0.1 over plain"
 echo "HTTP, directly and through a $rate_mib MiB/s link; $(nproc) processors,"
 echo "median of $REPS alternating runs (s).  Floor: the larger of the layout's"
-echo "time and the download's alone (layer / rate)."
+echo "time and the download's alone (layers / rate)."
 echo
-echo "| data | layer | -z | from the layout | from the registry | ratio |" \
+echo "| data | layers | -z | from the layout | from the registry | ratio |" \
 	"$rate_mib MiB/s link | floor | link / floor |"
 echo "|---|---|---|---|---|---|---|---|---|"
-for set in rootfs src; do
-	tar --sort=name -C "$DATA/$set" -cf - . | gzip -6 >"$work/$set.tar.gz"
-	$OCI fromtars "$work/$set" v1 "$work/$set.tar.gz"
+# layer_tars SET: the set's layers as tar.gz files in $work, bottom first.
+layer_tars() {
+	local tree=$DATA/${1%-3}
+	if [ "$1" = rootfs-3 ]; then
+		tar --sort=name -C "$tree" -cf - ./usr | gzip -6 >"$work/$1.1.tar.gz"
+		tar --sort=name -C "$tree" -cf - ./var | gzip -6 >"$work/$1.2.tar.gz"
+		tar --sort=name -C "$tree" --exclude=./usr --exclude=./var -cf - . |
+			gzip -6 >"$work/$1.3.tar.gz"
+		echo "$work/$1.1.tar.gz" "$work/$1.2.tar.gz" "$work/$1.3.tar.gz"
+	else
+		tar --sort=name -C "$tree" -cf - . | gzip -6 >"$work/$1.tar.gz"
+		echo "$work/$1.tar.gz"
+	fi
+}
+for set in $SETS; do
+	layers=$(layer_tars "$set")
+	# shellcheck disable=SC2086
+	$OCI fromtars "$work/$set" v1 $layers
 	$OCI push "$work/$set:v1" "http://127.0.0.1:$port" "bench/$set:v1"
-	layer_mib=$(echo "scale=1; $(stat -c %s "$work/$set.tar.gz") / 1048576" | bc)
+	# shellcheck disable=SC2086
+	size=$(stat -c %s $layers | paste -sd+ | bc)
+	layer_mib=$(echo "scale=1; $size / 1048576" | bc)
 	for z in none lz4hc; do
 		zopt=()
 		[ $z = none ] || zopt=(-z "$z")
@@ -119,7 +140,6 @@ for set in rootfs src; do
 		l=$(median <"$work/local.t")
 		r=$(median <"$work/remote.t")
 		k=$(median <"$work/link.t")
-		size=$(stat -c %s "$work/$set.tar.gz")
 		floor=$(echo "d = $size / $RATE; if (d > $l) d else $l" | bc -l)
 		printf '| %s | %s MiB | %s | %.2f | %.2f | %.2fx | %.2f | %.2f | %.2fx |\n' "$set" \
 			"$layer_mib" "$z" "$l" "$r" "$(echo "$r / $l" | bc -l)" "$k" "$floor" \

@@ -73,13 +73,6 @@ struct platform {
 	char os[64], arch[64], variant[64];   /* variant "": any */
 };
 
-/* A registry's layer i as the tar reader reads it: as it comes down. */
-struct layer_feed {
-	struct tarstream_feed feed;
-	struct layout *l;
-	size_t i;
-};
-
 struct layout {
 	const char *name;           /* as the user named it: messages say it */
 	const char *dir;            /* where it is: name, or a registry's
@@ -88,7 +81,6 @@ struct layout {
 	bool remote;                /* pull fetches its blobs as they are read */
 	struct ocipull pull;
 	struct pullahead *ahead;    /* remote: its layers, coming down */
-	struct layer_feed *feeds;
 	const ek_build_options *opts;   /* its progress hears of the fetches */
 	/* The build's progress and the fetch's reach opts->progress one at a
 	 * time, the fetch's figures in both while layers are coming. */
@@ -233,20 +225,6 @@ static void fetch_progress(void *ctx, uint64_t fetched)
 	pthread_mutex_unlock(&l->progress_lock);
 }
 
-static int feed_open(void *ctx, ek_error *err)
-{
-	struct layer_feed *f = ctx;
-
-	return pullahead_open(f->l->ahead, f->i, err);
-}
-
-static int feed_wait(void *ctx, uint64_t have, uint64_t *avail, bool *whole, ek_error *err)
-{
-	struct layer_feed *f = ctx;
-
-	return pullahead_wait(f->l->ahead, f->i, have, avail, whole, err);
-}
-
 /* A registry's layers start coming down, window of them on disk at once
  * (0: all). */
 static int start_fetching(struct layout *l, size_t window)
@@ -254,15 +232,11 @@ static int start_fetching(struct layout *l, size_t window)
 	struct pullahead_blob *blobs = calloc(l->nlayers ? l->nlayers : 1, sizeof(*blobs));
 	int ret;
 
-	l->feeds = calloc(l->nlayers ? l->nlayers : 1, sizeof(*l->feeds));
-	if (!blobs || !l->feeds) {
-		free(blobs);
+	if (!blobs)
 		return err_fail(l->err, -ENOMEM, "out of memory");
-	}
 	for (size_t i = 0; i < l->nlayers; i++) {
 		memcpy(blobs[i].hex, l->layers[i].hex, sizeof(blobs[i].hex));
 		blobs[i].size = l->layers[i].size;
-		l->feeds[i] = (struct layer_feed){ { feed_open, feed_wait, &l->feeds[i] }, l, i };
 		l->to_fetch += l->layers[i].size;
 	}
 	ret = pullahead_start(&l->pull, blobs, l->nlayers, window,
@@ -593,7 +567,6 @@ static void close_layout(struct layout *l)
 	if (l->dirfd >= 0)
 		close(l->dirfd);
 	pullahead_stop(l->ahead);
-	free(l->feeds);
 	if (l->remote)
 		ocipull_close(&l->pull);
 	pthread_mutex_destroy(&l->progress_lock);
@@ -611,7 +584,7 @@ static int layer_source(struct layout *l, size_t i, struct tar_layer *t)
 
 	memset(t, 0, sizeof(*t));
 	if (l->remote)
-		t->feed = &l->feeds[i].feed;
+		t->feed = pullahead_feed(l->ahead, i);
 	if (asprintf(&name, "%s: layer %zu of %zu (sha256:%.12s)", l->name, i + 1, l->nlayers,
 		     d->hex) < 0)
 		return err_fail(l->err, -ENOMEM, "out of memory");

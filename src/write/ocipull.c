@@ -64,26 +64,52 @@ static int put_index(int dirfd, const struct oci_pulled *top, const char *tag, e
 	return ret;
 }
 
-/* Fetch into blobs/sha256/HEX through a file of its own, renamed once
- * whole: a failed fetch leaves no blob for a later read to trust. */
-static int fetch_into(struct ocipull *p, const char *hex, bool manifest, uint64_t size,
-		      ek_error *err)
+/* blobs/sha256/HEX.part */
+static void part_path(const char *hex, char *out, size_t size)
 {
-	char path[128], part[140];
-	int fd, ret;
+	char path[128];
 
 	oci_blob_path(hex, path, sizeof(path));
-	snprintf(part, sizeof(part), "%s.part", path);
+	snprintf(out, size, "%s.part", path);
+}
+
+int ocipull_part_open(struct ocipull *p, const char *hex, ek_error *err)
+{
+	char part[140];
+	int fd;
+
+	part_path(hex, part, sizeof(part));
 	fd = openat(p->dirfd, part, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return err_fail(err, -errno, "the scratch layout's %s: %s", part, strerror(errno));
-	ret = oci_pull_blob(p->session, hex, manifest, size, fd, NULL, err);
-	close(fd);
+	return fd;
+}
+
+int ocipull_part_done(struct ocipull *p, const char *hex, int ret, ek_error *err)
+{
+	char path[128], part[140];
+
+	oci_blob_path(hex, path, sizeof(path));
+	part_path(hex, part, sizeof(part));
 	if (!ret && renameat(p->dirfd, part, p->dirfd, path) < 0)
 		ret = err_fail(err, -errno, "the scratch layout's %s: %s", path, strerror(errno));
 	if (ret)
 		unlinkat(p->dirfd, part, 0);
 	return ret;
+}
+
+/* Fetch into blobs/sha256/HEX through a file of its own, renamed once
+ * whole: a failed fetch leaves no blob for a later read to trust. */
+static int fetch_into(struct ocipull *p, const char *hex, bool manifest, uint64_t size,
+		      ek_error *err)
+{
+	int fd = ocipull_part_open(p, hex, err), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = oci_pull_blob(p->session, hex, manifest, size, fd, NULL, err);
+	close(fd);
+	return ocipull_part_done(p, hex, ret, err);
 }
 
 /* A scratch layout's files, then its directories; whatever else is
@@ -198,6 +224,14 @@ int ocipull_blob(struct ocipull *p, const char *hex, bool manifest, uint64_t siz
 	if (!faccessat(p->dirfd, path, F_OK, 0))
 		return 0;
 	return fetch_into(p, hex, manifest, size, err);
+}
+
+void ocipull_drop_blob(struct ocipull *p, const char *hex)
+{
+	char path[128];
+
+	oci_blob_path(hex, path, sizeof(path));
+	unlinkat(p->dirfd, path, 0);
 }
 
 /* The scratch layout goes whole: the files this wrote, then its

@@ -38,6 +38,13 @@ const char *ocipull_tag(const struct ocipull *p);
  * from the manifests endpoint), at most size bytes. */
 int ocipull_blob(struct ocipull *p, const char *hex, bool manifest, uint64_t size,
 		 ek_error *err);
+/* A blob's download goes through blobs/sha256/HEX.part: opened empty
+ * (the fd, or -errno with err), then, once its fetch has ended with ret,
+ * renamed HEX (ret 0) or removed; ret, or the rename's failure. */
+int ocipull_part_open(struct ocipull *p, const char *hex, ek_error *err);
+int ocipull_part_done(struct ocipull *p, const char *hex, int ret, ek_error *err);
+/* A blob no longer needed (a layer built): its space back. */
+void ocipull_drop_blob(struct ocipull *p, const char *hex);
 void ocipull_close(struct ocipull *p);
 
 #endif

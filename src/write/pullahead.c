@@ -14,6 +14,8 @@
 enum slot_state { SLOT_WAITING, SLOT_COMING, SLOT_WHOLE, SLOT_FAILED, SLOT_DROPPED };
 
 struct slot {
+	struct tarstream_feed feed;     /* ctx: the slot */
+	struct pullahead *owner;
 	struct pullahead_blob blob;
 	enum slot_state state;
 	int fd;                     /* HEX.part, then HEX: while COMING or WHOLE */
@@ -54,20 +56,16 @@ static bool on_bytes(void *ctx, uint64_t bytes)
 	return go && !cancel_requested(a->cancel);
 }
 
-/* Blob i into HEX.part, renamed HEX once whole. */
+/* Blob i into HEX.part, renamed HEX once whole; readers read it from
+ * the moment it is open. */
 static int fetch_one(struct pullahead *a, size_t i)
 {
 	struct slot *s = &a->slots[i];
 	struct oci_pull_progress progress = { on_bytes, a };
-	char path[128], part[140];
-	int fd, ret;
+	int fd = ocipull_part_open(a->pull, s->blob.hex, &a->err), ret;
 
-	oci_blob_path(s->blob.hex, path, sizeof(path));
-	snprintf(part, sizeof(part), "%s.part", path);
-	fd = openat(a->pull->dirfd, part, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return err_fail(&a->err, -errno, "the scratch layout's %s: %s", part,
-				strerror(errno));
+		return fd;
 	pthread_mutex_lock(&a->lock);
 	s->fd = fd;
 	s->state = SLOT_COMING;
@@ -75,12 +73,7 @@ static int fetch_one(struct pullahead *a, size_t i)
 	pthread_mutex_unlock(&a->lock);
 	ret = oci_pull_blob(a->pull->session, s->blob.hex, false, s->blob.size, fd, &progress,
 			    &a->err);
-	if (!ret && renameat(a->pull->dirfd, part, a->pull->dirfd, path) < 0)
-		ret = err_fail(&a->err, -errno, "the scratch layout's %s: %s", path,
-			       strerror(errno));
-	if (ret)
-		unlinkat(a->pull->dirfd, part, 0);
-	return ret;
+	return ocipull_part_done(a->pull, s->blob.hex, ret, &a->err);
 }
 
 static void *fetch_main(void *arg)
@@ -112,6 +105,53 @@ static void *fetch_main(void *arg)
 	return NULL;
 }
 
+/* The fetch's error, for one more reader. */
+static int failed(struct pullahead *a, ek_error *err)
+{
+	int code = a->err.code ? a->err.code : -EIO;
+
+	return err_fail(err, code, "%s", a->err.message);
+}
+
+/* The feed's open: a descriptor of the reader's own, once the blob's
+ * download has begun. */
+static int slot_open(void *ctx, ek_error *err)
+{
+	struct slot *s = ctx;
+	struct pullahead *a = s->owner;
+	int fd = -1, ret = 0;
+
+	pthread_mutex_lock(&a->lock);
+	while (s->state == SLOT_WAITING)
+		pthread_cond_wait(&a->changed, &a->lock);
+	if (s->state == SLOT_FAILED && s->fd < 0)
+		ret = failed(a, err);
+	else if (s->fd < 0 || (fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 0)) < 0)
+		ret = err_fail(err, -EBADF, "blob sha256:%s: its download is not open",
+			       s->blob.hex);
+	pthread_mutex_unlock(&a->lock);
+	return ret ? ret : fd;
+}
+
+/* The feed's wait: until the blob holds more than have bytes, or is
+ * whole. */
+static int slot_wait(void *ctx, uint64_t have, uint64_t *avail, bool *whole, ek_error *err)
+{
+	struct slot *s = ctx;
+	struct pullahead *a = s->owner;
+	int ret = 0;
+
+	pthread_mutex_lock(&a->lock);
+	while (s->state == SLOT_WAITING || (s->state == SLOT_COMING && s->avail <= have))
+		pthread_cond_wait(&a->changed, &a->lock);
+	if (s->state == SLOT_FAILED)
+		ret = failed(a, err);
+	*avail = s->avail;
+	*whole = s->state == SLOT_WHOLE;
+	pthread_mutex_unlock(&a->lock);
+	return ret;
+}
+
 int pullahead_start(struct ocipull *pull, const struct pullahead_blob *blobs, size_t n,
 		    size_t window, pullahead_progress_fn progress, void *ctx,
 		    const volatile int *cancel, struct pullahead **out, ek_error *err)
@@ -132,8 +172,12 @@ int pullahead_start(struct ocipull *pull, const struct pullahead_blob *blobs, si
 	a->ctx = ctx;
 	a->cancel = cancel;
 	for (size_t i = 0; i < n; i++) {
-		a->slots[i].blob = blobs[i];
-		a->slots[i].fd = -1;
+		struct slot *s = &a->slots[i];
+
+		s->feed = (struct tarstream_feed){ slot_open, slot_wait, s };
+		s->owner = a;
+		s->blob = blobs[i];
+		s->fd = -1;
 	}
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->changed, NULL);
@@ -148,54 +192,16 @@ int pullahead_start(struct ocipull *pull, const struct pullahead_blob *blobs, si
 	return 0;
 }
 
-/* The fetch's error, for one more reader. */
-static int failed(struct pullahead *a, ek_error *err)
+const struct tarstream_feed *pullahead_feed(struct pullahead *a, size_t i)
 {
-	int code = a->err.code ? a->err.code : -EIO;
-
-	return err_fail(err, code, "%s", a->err.message);
-}
-
-int pullahead_open(struct pullahead *a, size_t i, ek_error *err)
-{
-	int fd = -1, ret = 0;
-
-	pthread_mutex_lock(&a->lock);
-	while (a->slots[i].state == SLOT_WAITING)
-		pthread_cond_wait(&a->changed, &a->lock);
-	if (a->slots[i].state == SLOT_FAILED && a->slots[i].fd < 0)
-		ret = failed(a, err);
-	else if (a->slots[i].fd < 0 || (fd = fcntl(a->slots[i].fd, F_DUPFD_CLOEXEC, 0)) < 0)
-		ret = err_fail(err, -EBADF, "layer %zu: its download is not open", i + 1);
-	pthread_mutex_unlock(&a->lock);
-	return ret ? ret : fd;
-}
-
-int pullahead_wait(struct pullahead *a, size_t i, uint64_t have, uint64_t *avail, bool *whole,
-		   ek_error *err)
-{
-	struct slot *s = &a->slots[i];
-	int ret = 0;
-
-	pthread_mutex_lock(&a->lock);
-	while (s->state == SLOT_WAITING || (s->state == SLOT_COMING && s->avail <= have))
-		pthread_cond_wait(&a->changed, &a->lock);
-	if (s->state == SLOT_FAILED)
-		ret = failed(a, err);
-	*avail = s->avail;
-	*whole = s->state == SLOT_WHOLE;
-	pthread_mutex_unlock(&a->lock);
-	return ret;
+	return &a->slots[i].feed;
 }
 
 void pullahead_drop(struct pullahead *a, size_t i)
 {
-	char path[128];
-
 	pthread_mutex_lock(&a->lock);
 	if (a->slots[i].state == SLOT_WHOLE) {
-		oci_blob_path(a->slots[i].blob.hex, path, sizeof(path));
-		unlinkat(a->pull->dirfd, path, 0);
+		ocipull_drop_blob(a->pull, a->slots[i].blob.hex);
 		a->slots[i].state = SLOT_DROPPED;
 	}
 	/* A blob still coming (its build failed before reading it) keeps

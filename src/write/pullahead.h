@@ -17,6 +17,7 @@
 #include "erofskit/erofskit.h"
 #include "util/digest.h"
 #include "write/ocipull.h"
+#include "write/tarstream.h"
 
 struct pullahead;
 
@@ -36,16 +37,10 @@ int pullahead_start(struct ocipull *pull, const struct pullahead_blob *blobs, si
 		    size_t window, pullahead_progress_fn progress, void *ctx,
 		    const volatile int *cancel, struct pullahead **out, ek_error *err);
 
-/* Blob i's file, for reads at offsets only (a descriptor of the caller's
- * own); -errno with err filled when its fetch failed before it began. */
-int pullahead_open(struct pullahead *a, size_t i, ek_error *err);
-
-/* Wait until blob i holds more than `have` bytes, or is whole; *avail:
- * its bytes on disk (a retry that starts the blob again makes it
- * smaller), *whole: its fetch is done.  -errno with err filled when the
- * fetch failed. */
-int pullahead_wait(struct pullahead *a, size_t i, uint64_t have, uint64_t *avail, bool *whole,
-		   ek_error *err);
+/* Blob i as a tarstream reads it, as it comes down (its open gives a
+ * descriptor of the reader's own; its wait, the bytes landed so far, a
+ * failed fetch's error); valid until pullahead_stop. */
+const struct tarstream_feed *pullahead_feed(struct pullahead *a, size_t i);
 
 /* Blob i is no longer needed: its file goes (its space back once read). */
 void pullahead_drop(struct pullahead *a, size_t i);

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <limits.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +19,8 @@
 struct writer {
 	int fd;
 	char *target;
-	char *tmp;                 /* the file's name until it is the target's */
-	bool unnamed;              /* O_TMPFILE: no name before the commit */
+	char *tmp;                 /* the file's name until it is the target's;
+	                              NULL: unnamed (O_TMPFILE) until the commit */
 	XXH3_state_t *hash;
 	uint64_t unflushed;        /* bytes written since writeback started */
 	uint64_t base;             /* where offset 0 lies in the file */
@@ -33,24 +32,61 @@ struct writer {
  * (it was a quarter of a second per 100 MiB at the end). */
 #define WRITEBACK_STEP (8u << 20)
 
-/* An unnamed file gets its name through /proc/self/fd/N: that must be
- * it (a missing /proc, or something else mounted there, would lose the
- * image at the commit). */
-static bool nameable(int fd)
+/* The name an unnamed file is linked by: /proc/self/fd/N. */
+static void proc_name(int fd, char *out, size_t size)
+{
+	snprintf(out, size, "/proc/self/fd/%d", fd);
+}
+
+/* An unnamed file beside target (O_TMPFILE), so that a process killed
+ * outright (kill -9, the OOM killer) leaves nothing behind; -1 where the
+ * filesystem makes none, or where /proc/self/fd/N is not that file (a
+ * missing /proc, or something mounted over it, would lose the image at
+ * the commit). */
+static int open_unnamed(const char *target)
 {
 	struct stat by_fd, by_proc;
 	char proc[40];
+	int fd = path_unnamed_beside(target);
 
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	return fstat(fd, &by_fd) == 0 && stat(proc, &by_proc) == 0 &&
-	       by_fd.st_dev == by_proc.st_dev && by_fd.st_ino == by_proc.st_ino;
+	if (fd < 0)
+		return -1;
+	proc_name(fd, proc, sizeof(proc));
+	if (fstat(fd, &by_fd) == 0 && stat(proc, &by_proc) == 0 &&
+	    by_fd.st_dev == by_proc.st_dev && by_fd.st_ino == by_proc.st_ino)
+		return fd;
+	close(fd);
+	return -1;
+}
+
+/* Where there can be no unnamed file: TARGET.tmp.XXXXXX, named from the
+ * start (w->tmp, w->fd). */
+static int open_named(struct writer *w, ek_error *err)
+{
+	size_t size = strlen(w->target) + 32;
+	int e;
+
+	w->tmp = malloc(size);
+	if (!w->tmp)
+		return err_fail(err, -ENOMEM, "out of memory");
+	snprintf(w->tmp, size, "%s.tmp.XXXXXX", w->target);
+	w->fd = mkostemp(w->tmp, O_CLOEXEC);
+	if (w->fd >= 0)
+		return 0;
+	e = errno;
+	free(w->tmp);
+	w->tmp = NULL;
+	if (e == ENOENT || e == ENOTDIR)
+		return err_fail(err, -e, "%s: its directory does not exist", w->target);
+	return err_fail(err, -e, "cannot create a temporary file beside %s: %s", w->target,
+			strerror(e));
 }
 
 int writer_open(const char *target, struct writer **out, ek_error *err)
 {
 	struct writer *w = calloc(1, sizeof(*w));
 	struct stat st;
-	size_t len = strlen(target);
+	int ret;
 
 	if (!w)
 		return err_fail(err, -ENOMEM, "out of memory");
@@ -61,40 +97,16 @@ int writer_open(const char *target, struct writer **out, ek_error *err)
 		return err_fail(err, -EEXIST, "%s exists and is not a regular file", target);
 	}
 	w->target = strdup(target);
-	w->tmp = malloc(len + 32);
 	w->hash = XXH3_createState();
-	if (!w->target || !w->tmp || !w->hash) {
+	if (!w->target || !w->hash) {
 		writer_abort(w);
 		return err_fail(err, -ENOMEM, "out of memory");
 	}
-	/* Unnamed until the commit where the filesystem allows, so that a
-	 * process killed outright (kill -9, the OOM killer) leaves nothing
-	 * behind. */
-	w->fd = path_unnamed_beside(target);
-	if (w->fd >= 0 && !nameable(w->fd)) {
-		close(w->fd);
-		w->fd = -1;
-	}
-	if (w->fd >= 0) {
-		w->unnamed = true;
-		free(w->tmp);
-		w->tmp = NULL;
-		XXH3_128bits_reset(w->hash);
-		*out = w;
-		return 0;
-	}
-	snprintf(w->tmp, len + 32, "%s.tmp.XXXXXX", target);
-	w->fd = mkostemp(w->tmp, O_CLOEXEC);
-	if (w->fd < 0) {
-		int e = errno;
-
-		free(w->tmp);
-		w->tmp = NULL;
+	w->fd = open_unnamed(target);
+	ret = w->fd >= 0 ? 0 : open_named(w, err);
+	if (ret) {
 		writer_abort(w);
-		if (e == ENOENT || e == ENOTDIR)
-			return err_fail(err, -e, "%s: its directory does not exist", target);
-		return err_fail(err, -e, "cannot create a temporary file beside %s: %s",
-			       target, strerror(e));
+		return ret;
 	}
 	XXH3_128bits_reset(w->hash);
 	*out = w;
@@ -221,7 +233,7 @@ static int name_unnamed(struct writer *w, ek_error *err)
 	w->tmp = malloc(size);
 	if (!w->tmp)
 		return err_fail(err, -ENOMEM, "out of memory");
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", w->fd);
+	proc_name(w->fd, proc, sizeof(proc));
 	for (unsigned int n = 0; n < 100 && e == EEXIST; n++) {
 		snprintf(w->tmp, size, "%s.tmp.%ld.%u", w->target, (long)getpid(), n);
 		if (linkat(AT_FDCWD, proc, AT_FDCWD, w->tmp, AT_SYMLINK_FOLLOW) == 0)
@@ -247,7 +259,7 @@ int writer_commit(struct writer *w, uint64_t size, ek_error *err)
 	else if (fchmod(w->fd, 0666 & ~mask) < 0)
 		ret = err_fail(err, -errno, "chmod %s: %s", w->tmp ? w->tmp : w->target,
 			      strerror(errno));
-	else if (w->unnamed)
+	else if (!w->tmp)
 		ret = name_unnamed(w, err);
 	if (close(w->fd) < 0 && !ret)
 		ret = err_fail(err, -errno, "closing %s: %s", w->target, strerror(errno));

@@ -121,6 +121,13 @@ PY
 grep -q "MiB/s" cli.err cli.out && fail "mkfs --oci drew progress into a file"
 cmp big-tty.erofs big-file.erofs || fail "the image made on a terminal differs"
 scratch_is_gone "progress"
+# until_coming: a blob of a pull is coming down (for up to 2.5 s).
+until_coming() {
+	for _ in $(seq 50); do
+		compgen -G "$TMPDIR/erofskit-pull.*/blobs/sha256/*.part" >/dev/null && return
+		sleep 0.05
+	done
+}
 # Ctrl-C in the middle of the download: the build stops as a failure
 # does, exit 130, no image and no scratch layout left.
 python3 -c 'import os, signal, sys
@@ -128,10 +135,7 @@ signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.execvp(sys.argv[1], sys.argv[1:])' "$E" mkfs --oci "oci://127.0.0.1:$RELAY_PORT/erofskit/big:v1" \
 	-o "$CA" -T0 big-int.erofs 2>err &
 pid=$!
-for _ in $(seq 50); do   # until the layer is coming down
-	compgen -G "$TMPDIR/erofskit-pull.*/blobs/sha256/*.part" >/dev/null && break
-	sleep 0.05
-done
+until_coming
 kill -INT "$pid"
 rc=0
 wait "$pid" || rc=$?
@@ -159,10 +163,7 @@ scratch_is_gone "--oci-layers failing before its layer was read"
 # a live pull holds locked stays, however old.
 "$E" mkfs --oci "oci://127.0.0.1:$RELAY_PORT/erofskit/big:v1" -o "$CA" -T0 big-kill.erofs 2>err &
 pid=$!
-for _ in $(seq 50); do
-	compgen -G "$TMPDIR/erofskit-pull.*/blobs/sha256/*.part" >/dev/null && break
-	sleep 0.05
-done
+until_coming
 kill -9 "$pid"
 wait "$pid" || true
 dead=$(compgen -G "$TMPDIR/erofskit-pull.*") ||

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "blocklist.h"
@@ -431,6 +432,40 @@ static void layer_done(void *ctx, size_t index, size_t count, const char *image,
 }
 
 /*
+ * With --block-list-file the image and its list appear together: the
+ * image is built under IMAGE.tmp.PID.list, its list written from that,
+ * and only then is it renamed IMAGE.  A list that cannot be written
+ * (its directory missing, a name with white space) leaves IMAGE as it
+ * was.  *list_failed tells the list's failure from the build's.
+ */
+static int build_listed(enum source_kind kind, const char *image, const char *source,
+			const ek_build_options *o, const char *list, ek_build_stats *stats,
+			bool *list_failed, ek_error *err)
+{
+	struct stat st;
+	char *tmp;
+	int ret;
+
+	*list_failed = false;
+	/* What the library would refuse at IMAGE, refused before the work. */
+	if (stat(image, &st) == 0 && !S_ISREG(st.st_mode))
+		return cli_fail(err, -EEXIST, "%s exists and is not a regular file", image);
+	if (asprintf(&tmp, "%s.tmp.%ld.list", image, (long)getpid()) < 0)
+		return cli_fail(err, -ENOMEM, "out of memory");
+	ret = build_from(kind, tmp, source, o, stats, err);
+	if (!ret) {
+		ret = write_block_list(tmp, o->image_offset, o->mount_point, list, err);
+		*list_failed = ret != 0;
+	}
+	if (!ret && rename(tmp, image) < 0)
+		ret = cli_fail(err, -errno, "%s: %s", image, strerror(errno));
+	if (ret)
+		unlink(tmp);
+	free(tmp);
+	return ret;
+}
+
+/*
  * IMAGE '-': build into a private directory of $TMPDIR (ek_build writes
  * beside its target and renames), then stream the image out.  Nothing is
  * written to standard output unless the whole build succeeded.
@@ -586,6 +621,7 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 	ek_build_stats stats;
 	struct cli_progress prog;
 	bool quiet = false, json = false, tar = false, block_size_set = false, to_stdout;
+	bool list_failed = false;
 	const char *sde, *image, *source, *oci = NULL, *oci_layers = NULL, *metabox_alg = NULL;
 	const char *product_out = NULL, *block_list = NULL;
 	enum source_kind kind;
@@ -910,20 +946,22 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 		o.progress = progress;
 		o.progress_ctx = &prog;
 	}
-	ret = to_stdout ? build_to_stdout(kind, source, &o, &stats, &err)
-			: build_from(kind, image, source, &o, &stats, &err);
-	if (ret) {
-		cli_progress_done(&prog);
-		if (json)
-			print_json(image, &stats, err.message);
-		return build_failed(ret, kind, to_stdout ? "nothing was written" :
-				    "the image was not written", &err);
-	}
+	if (to_stdout)
+		ret = build_to_stdout(kind, source, &o, &stats, &err);
+	else if (block_list)
+		ret = build_listed(kind, image, source, &o, block_list, &stats, &list_failed, &err);
+	else
+		ret = build_from(kind, image, source, &o, &stats, &err);
 	cli_progress_done(&prog);
-	if (block_list && write_block_list(image, o.image_offset, o.mount_point, block_list, &err)) {
-		cli_error(CMD, "%s (%s is written)", err.message, image);
+	if (ret && json)
+		print_json(image, &stats, err.message);
+	if (ret && list_failed) {
+		cli_error(CMD, "%s (the image was not written)", err.message);
 		return EXIT_USAGE;
 	}
+	if (ret)
+		return build_failed(ret, kind, to_stdout ? "nothing was written" :
+				    "the image was not written", &err);
 	if (json)
 		print_json(image, &stats, NULL);
 	else if (!quiet)

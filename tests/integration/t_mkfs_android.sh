@@ -18,7 +18,8 @@
 #   makes with it extracts to the tree.
 # - A file fs_config lacks, a malformed line, --product-out alone, and
 #   --block-list-file where there is no list to write are refused (exit
-#   2, nothing written); a name with white space fails the list.
+#   2, nothing written); a name with white space, or a list in a missing
+#   directory, fails the list and leaves the image as it was.
 . "$(dirname "$0")/lib.sh"
 
 E=$EROFSKIT
@@ -288,10 +289,25 @@ grep -qF "no entry in short" err.txt || fail "mkfs --tar: $(cat err.txt)"
 # system/... lines name nothing.
 mkfs_refused "/: no entry in" --fs-config-file <(sed 's/^ 0 0 755.*//' fs_config)
 
-note "a name with white space fails the list, naming it"
+note "a list that cannot be written leaves the image as it was"
+# The image and its list appear together or not at all: an image of
+# the same name from before stays, byte for byte, and no temporary file
+# is left beside either.
 mkdir -p sp && cp -a src/bin sp/ && head -c 9000 /dev/urandom >"sp/bin/a b"
+"$E" mkfs -q sp.img src || fail "mkfs of the image to keep"
+cp sp.img sp.before
 expect_exit 2 "$E" mkfs -q --block-list-file sp.list sp.img sp 2>err.txt
 grep -qF "/bin/a b: a name with white space" err.txt || fail "white space: $(cat err.txt)"
+grep -qF "the image was not written" err.txt || fail "white space, the image: $(cat err.txt)"
 [ ! -e sp.list ] || fail "a block list was written for a name with white space"
-ls sp.list.* >/dev/null 2>&1 && fail "the block list's temporary file was left"
+cmp -s sp.img sp.before || fail "a list that failed replaced the image"
+expect_exit 2 "$E" mkfs -q --block-list-file no/such/dir/x.list new.img src 2>err.txt
+grep -qF "no/such/dir/x.list" err.txt || fail "a list in a missing directory: $(cat err.txt)"
+[ ! -e new.img ] || fail "an image was written beside a list that could not be"
+mkdir dir.img
+expect_exit 2 "$E" mkfs -q --block-list-file d.list dir.img src 2>err.txt
+grep -qF "dir.img exists and is not a regular file" err.txt || fail "IMAGE a directory: $(cat err.txt)"
+[ ! -e d.list ] || fail "a block list was written for an image that could not be"
+left=$(ls -d sp.list.* sp.img.* new.img.* dir.img.* 2>/dev/null) &&
+	fail "temporary files were left: $left"
 true

@@ -50,6 +50,25 @@ void cli_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 }
 
+void cli_usage_error(const char *cmd, void (*usage)(FILE *f))
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	const char *end;
+
+	if (m) {
+		usage(m);
+		if (fclose(m))
+			len = 0;
+	}
+	end = text ? strstr(text, "\n\n") : NULL;
+	if (text && len)
+		fprintf(stderr, "%.*s\n", (int)(end ? (size_t)(end - text) : len), text);
+	fprintf(stderr, "Try 'erofskit %s --help' for the options.\n", cmd);
+	free(text);
+}
+
 void cli_warn(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;

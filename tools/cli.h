@@ -35,6 +35,10 @@ void cli_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void cli_warn(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* After a usage error (said first, with cli_error): usage's synopsis (its
+ * text up to the first blank line) and where the rest is, on stderr.
+ * The whole text would push the error off a terminal's screen. */
+void cli_usage_error(const char *cmd, void (*usage)(FILE *f));
 
 /* ek_open, where "-" is standard input (a file or device as it is; a
  * pipe is first copied to an unnamed temporary file). */

@@ -627,13 +627,13 @@ int cmd_dump(int argc, char **argv)
 			usage(stdout);
 			return EXIT_OK;
 		default:
-			usage(stderr);
+			cli_usage_error(CMD, usage);
 			return EXIT_USAGE;
 		}
 	}
 	if (argc - optind != 1) {
 		cli_error(CMD, "expected one IMAGE");
-		usage(stderr);
+		cli_usage_error(CMD, usage);
 		return EXIT_USAGE;
 	}
 	ret = cli_open_image(argv[optind], &oo, &img, &err);

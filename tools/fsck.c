@@ -244,13 +244,13 @@ int cmd_fsck(int argc, char **argv)
 			usage(stdout);
 			return EXIT_OK;
 		default:
-			usage(stderr);
+			cli_usage_error(CMD, usage);
 			return EXIT_USAGE;
 		}
 	}
 	if (argc - optind != 1) {
 		cli_error(CMD, "expected one IMAGE");
-		usage(stderr);
+		cli_usage_error(CMD, usage);
 		return EXIT_USAGE;
 	}
 	memset(&st, 0, sizeof(st));

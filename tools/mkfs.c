@@ -826,7 +826,7 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 			usage(stdout);
 			return EXIT_OK;
 		default:
-			usage(stderr);
+			cli_usage_error(CMD, usage);
 			return EXIT_USAGE;
 		}
 	}
@@ -884,7 +884,7 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 			       oci ? "expected IMAGE (the source is --oci's)" :
 			       tar ? "expected IMAGE and at most one TARBALL" :
 				     "expected IMAGE and SOURCE_DIR");
-		usage(stderr);
+		cli_usage_error(CMD, usage);
 		return EXIT_USAGE;
 	}
 	if (metabox_alg && check_metabox_alg(metabox_alg, &o))

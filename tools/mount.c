@@ -709,7 +709,7 @@ int cmd_mount(int argc, char **argv)
 				goto out;
 		} else if (argv[i][0] == '-') {
 			cli_error(CMD, "unknown option '%s'", argv[i]);
-			usage(stderr);
+			cli_usage_error(CMD, usage);
 			goto out;
 		} else if (!arg_image) {
 			arg_image = argv[i];
@@ -722,7 +722,7 @@ int cmd_mount(int argc, char **argv)
 	}
 	if (!arg_image || !dir) {
 		cli_error(CMD, "expected IMAGE and DIR");
-		usage(stderr);
+		cli_usage_error(CMD, usage);
 		goto out;
 	}
 	/* The server changes to / when it detaches: keep an absolute path. */

@@ -50,13 +50,13 @@ int cmd_push(int argc, char **argv)
 			usage(stdout);
 			return EXIT_OK;
 		default:
-			usage(stderr);
+			cli_usage_error(CMD, usage);
 			return EXIT_USAGE;
 		}
 	}
 	if (argc - optind != 2) {
 		cli_error(CMD, "expected IMAGE and oci://REGISTRY/REPO:TAG");
-		usage(stderr);
+		cli_usage_error(CMD, usage);
 		return EXIT_USAGE;
 	}
 	ret = ek_push(argv[optind], argv[optind + 1], &oo.http, digest, sizeof(digest), &err);

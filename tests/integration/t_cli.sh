@@ -1,5 +1,6 @@
 # The command line: usage errors of every subcommand exit 2 with a message
-# on stderr and nothing on stdout (and mkfs then writes no image); --help
+# on stderr and nothing on stdout (and mkfs then writes no image), the
+# synopsis after it and not the whole --help; --help
 # and --version exit 0; fsck tells an I/O problem (2) from a corrupt or
 # foreign image (1). fsck shows progress on a terminal, and only there.
 . "$(dirname "$0")/lib.sh"
@@ -19,7 +20,7 @@ usage_error() {
 	[ $rc -eq 2 ] || { cat cli.err >&2; fail "expected exit 2, got $rc: ${*#"$E"}"; }
 	[ -s cli.err ] || fail "no message on stderr: ${*#"$E"}"
 	# "erofskit mkfs: ..." as coreutils name themselves, or the usage
-	head -n1 cli.err | grep -qE '^(erofskit( (mkfs|fsck|dump|mount))?: |usage: erofskit)' ||
+	head -n1 cli.err | grep -qE '^(erofskit( (mkfs|fsck|dump|mount|push))?: |usage: erofskit)' ||
 		{ cat cli.err >&2; fail "the message does not start with 'erofskit CMD:': ${*#"$E"}"; }
 	[ ! -s cli.out ] || fail "usage error wrote to stdout: ${*#"$E"}"
 	compgen -G 'out.img*' >/dev/null && fail "an image was written despite the usage error: ${*#"$E"}"
@@ -38,6 +39,13 @@ usage_error "$E" --bogus
 note "mkfs usage errors"
 usage_error "$E" mkfs --bogus out.img src;              says "erofskit mkfs: unknown option '--bogus'"
 usage_error "$E" mkfs -k out.img src;                   says "erofskit mkfs: unknown option '-k'"
+# The error stays on the screen: the synopsis and a pointer to --help
+# follow it, not the whole of --help.
+for sub in mkfs fsck dump mount push; do
+	usage_error "$E" $sub --bogus;                  says "Try 'erofskit $sub --help'"
+	says "usage: erofskit $sub"
+	[ "$(wc -l <cli.err)" -le 8 ] || fail "$sub --bogus: $(wc -l <cli.err) lines on stderr"
+done
 usage_error "$E" fsck --workers;                        says "erofskit fsck: option '--workers' needs a value"
 usage_error "$E" fsck --quiet=yes good.img;             says "erofskit fsck: option '--quiet' takes no value"
 usage_error "$E" dump --bogus good.img;                 says "erofskit dump: unknown option '--bogus'"

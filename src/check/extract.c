@@ -55,6 +55,9 @@ int extract_init(struct extractor *x, const char *dir, ek_error *err)
 {
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return err_fail(err, -errno, "%s: cannot create: %s", dir, strerror(errno));
+	x->dir = strdup(dir);
+	if (!x->dir)
+		return err_fail(err, -ENOMEM, "out of memory");
 	x->rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (x->rootfd < 0)
 		return err_fail(err, -errno, "%s: %s", dir, strerror(errno));
@@ -67,6 +70,8 @@ void extract_fini(struct extractor *x)
 	if (x->rootfd >= 0)
 		close(x->rootfd);
 	x->rootfd = -1;
+	free(x->dir);
+	x->dir = NULL;
 }
 
 int extract_open_dir(struct extractor *x, const char *rel, int *fd,
@@ -110,11 +115,13 @@ static int make_room(struct extractor *x, int dirfd, const char *name,
 	return 0;
 }
 
-static int fail_entry(ek_error *err, int code, const char *what, const char *name)
+/* The entry's path in the image goes before this (check_io_failure's
+ * prefix); the target directory is said here. */
+static int fail_entry(struct extractor *x, ek_error *err, int code, const char *what)
 {
 	if (code == -EEXIST)
-		return err_fail(err, code, "%s: already exists (use --overwrite)", name);
-	return err_fail(err, code, "%s: cannot %s: %s", name, what, strerror(-code));
+		return err_fail(err, code, "already exists in %s (use --overwrite)", x->dir);
+	return err_fail(err, code, "cannot %s in %s: %s", what, x->dir, strerror(-code));
 }
 
 /*
@@ -133,12 +140,12 @@ static int create_entry(struct extractor *x, int dirfd, const char *name,
 	if (fn(dirfd, name, arg) == 0)
 		return 0;
 	if (errno != EEXIST)
-		return fail_entry(err, -errno, what, name);
+		return fail_entry(x, err, -errno, what);
 	r = make_room(x, dirfd, name, want_dir);
 	if (r < 0)
-		return fail_entry(err, r, what, name);
+		return fail_entry(x, err, r, what);
 	if (r == 0 && fn(dirfd, name, arg) < 0)
-		return fail_entry(err, -errno, what, name);
+		return fail_entry(x, err, -errno, what);
 	return 0;
 }
 
@@ -237,7 +244,7 @@ int extract_link(struct extractor *x, int dirfd, const char *name,
 	int pfd, ret, r = make_room(x, dirfd, name, false);
 
 	if (r < 0)
-		return fail_entry(err, r, "create hard link", name);
+		return fail_entry(x, err, r, "create hard link");
 	if (slash) {
 		size_t len = (size_t)(slash - first_rel);
 
@@ -252,7 +259,7 @@ int extract_link(struct extractor *x, int dirfd, const char *name,
 	if (ret)
 		return ret;
 	if (linkat(pfd, slash ? slash + 1 : first_rel, dirfd, name, 0) < 0)
-		ret = fail_entry(err, -errno, "create hard link", name);
+		ret = fail_entry(x, err, -errno, "create hard link");
 	close(pfd);
 	return ret;
 }

@@ -18,6 +18,7 @@
 
 struct extractor {
 	int rootfd;
+	char *dir;                  /* its name, for messages */
 	bool overwrite;
 	bool owner;
 	bool xattrs;

@@ -106,7 +106,9 @@ for spec in a.txt:symlink-file dir:symlink-dir a.txt:hardlink link:symlink-file 
 	timeout 60 "$EROFSKIT" fsck -q --extract "$T/d" "$T/good.img" >/dev/null 2>"$T/err" || rc=$?
 	no_sanitizer "$T/err" "$what"
 	[ "$rc" -eq 2 ] || { cat "$T/err" >&2; fail "$what, no --overwrite: exit $rc, expected 2"; }
-	grep -q "already exists" "$T/err" || { cat "$T/err" >&2; fail "$what: no 'already exists'"; }
+	# The entry's path in the image, then the directory it is in the way in.
+	grep -qxF "erofskit fsck: /$entry: already exists in $T/d (use --overwrite)" "$T/err" ||
+		{ cat "$T/err" >&2; fail "$what: not '/$entry: already exists in DIR'"; }
 	outside_intact "$what, no --overwrite"
 	[ -z "$(ls -A "$OUT/d")" ] || fail "$what: written into $OUT/d"
 	case $kind in

@@ -1229,7 +1229,9 @@ static int open_archive(struct tar_reader *r, const struct tar_layer *l)
 		tarstream_copy_to(r->stream, r->copy);
 	if (!ret && libarchive.read_open2(r->a, r->stream, NULL, tarstream_read, tarstream_skip,
 					  NULL) != ARCHIVE_OK)
-		ret = archive_fail(r, "cannot read it");
+		/* (libarchive would call no bytes at all unrecognised.) */
+		ret = tarstream_consumed(r->stream) ? archive_fail(r, "cannot read it") :
+			archive_fail_why(r, "cannot read it", "it is empty, not a tar archive");
 	if (ret)
 		return ret;
 	/* Known once open (libarchive has chosen its filters). */

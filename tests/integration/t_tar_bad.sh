@@ -192,7 +192,10 @@ head -c 10000 /dev/urandom >noise.bin
 bad noise.bin "noise.bin"
 # (an archive of no entries is a tar: t_tar.sh makes an empty root of it)
 : >empty.tar
-bad empty.tar "empty.tar"
+bad empty.tar "empty.tar: cannot read it: it is empty, not a tar archive"
+expect_exit 1 "$E" mkfs --tar -q out.img - </dev/null 2>err.txt
+grep -qF "standard input: cannot read it: it is empty" err.txt ||
+	fail "an empty standard input: $(cat err.txt)"
 rc=0
 "$E" mkfs --tar out.img no-such.tar 2>err.txt || rc=$?
 [ $rc -ne 0 ] && grep -q "no-such.tar" err.txt || fail "a missing archive: exit $rc, $(cat err.txt)"

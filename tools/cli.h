@@ -62,7 +62,7 @@ void cli_warn_missing_devices(const char *cmd, ek_image *img, const char *name,
 /* Options of images at URLs (tools/remote.c): insecure, cacert=FILE,
  * header=NAME:VALUE, token=FILE, timeout=SECONDS, retries=N,
  * cache_dir=DIR|none, cache_max=SIZE, prefetch=all, credentials=FILE,
- * plain_http.
+ * plain_http, downloads=N (mkfs).
  * cli_remote_option takes one: 1 when it was one (into oo), 0 when it is
  * not, -1 (message printed) when its value is wrong.  cli_remote_options
  * takes a -o comma list of nothing else.  Values are copied.  The items

@@ -177,6 +177,8 @@ static void usage(FILE *f)
 "       cacert=FILE        trust the CA certificates in FILE (PEM)\n"
 "       credentials=FILE   'user:password' for the registry\n"
 "       plain_http         HTTP, not HTTPS\n"
+"       downloads=N        layers fetched at once, each over a connection\n"
+"                          of its own (default 3; 1 to 16)\n"
 "       header=NAME:VALUE  send a header with every request (repeatable)\n"
 "       timeout=SECONDS    connect and stall timeout (default 30)\n"
 "       retries=N          tries after a failure, with backoff (default 5)\n"

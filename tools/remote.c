@@ -109,6 +109,12 @@ int cli_remote_option(const char *cmd, const char *tok, ek_open_options *oo)
 			cli_error(cmd, "option '%s': seconds from 1 to 86400", tok);
 			return -1;
 		}
+	} else if (!strncmp(tok, "downloads=", 10)) {
+		if (!cli_parse_count(tok + 10, 1, 16, &count)) {
+			cli_error(cmd, "option '%s': a count from 1 to 16", tok);
+			return -1;
+		}
+		oo->http.downloads = count;
 	} else if (!strncmp(tok, "retries=", 8)) {
 		if (!cli_parse_count(tok + 8, 0, 100, &count)) {
 			cli_error(cmd, "option '%s': a count from 0 to 100", tok);
@@ -139,7 +145,7 @@ int cli_remote_options(const char *cmd, const char *list, ek_open_options *oo)
 			cli_error(cmd, "unknown option '%s' in -o (they are: insecure, "
 				  "cacert=FILE, header=H, token=FILE, timeout=S, retries=N, "
 				  "cache_dir=DIR, cache_max=SIZE, prefetch=all, credentials=FILE, "
-				  "plain_http)", tok);
+				  "plain_http, downloads=N)", tok);
 		ret = ret == 1 ? 0 : -1;
 	}
 	free(copy);

@@ -28,7 +28,7 @@ enum ek_compressor {
 
 /* Progress, from the building thread as file data goes into the image
  * (while a registry's layers come down, see fetch_done, also from the
- * thread fetching them, one call at a time):
+ * threads fetching them; one call at a time):
  * regular files and their bytes, done and in all (0: not known yet, as
  * from an archive, read once).  From archives also the bytes of the
  * archives read, as stored (compressed or not), of input_total; 0 when

@@ -72,6 +72,10 @@ typedef struct ek_http_options {
 	 * plain HTTP instead of HTTPS. */
 	const char *credentials_file;
 	int plain_http;
+	/* oci:// images ek_build_oci pulls: how many layers come down at
+	 * once, each over a connection of its own (0: 3, as Docker's and
+	 * containerd's default; 1: one after another). */
+	unsigned int downloads;
 } ek_http_options;
 
 typedef struct ek_open_options {

@@ -9,8 +9,8 @@
  * The layers go through tar.c: flattened into one image (whiteouts
  * applied), or one image each with their whiteouts kept for overlayfs.
  * Nothing of the config is applied: owners stay the layers' numbers.
- * A registry's layers come down on a thread of their own (pullahead.c)
- * and are read as they land.
+ * A registry's layers come down several at once, each on a thread of its
+ * own (pullahead.c), and are read as they land.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -240,6 +240,7 @@ static int start_fetching(struct layout *l, size_t window)
 		l->to_fetch += l->layers[i].size;
 	}
 	ret = pullahead_start(&l->pull, blobs, l->nlayers, window,
+			      l->opts && l->opts->http ? l->opts->http->downloads : 0,
 			      l->opts && l->opts->progress ? fetch_progress : NULL, l,
 			      l->opts ? l->opts->cancel : NULL, &l->ahead, l->err);
 	free(blobs);

@@ -169,6 +169,10 @@ int ocipull_open(struct ocipull *p, const char *ref, const ek_http_options *http
 
 	memset(p, 0, sizeof(*p));
 	p->dirfd = -1;
+	p->http = http;
+	p->ref = strdup(ref);
+	if (!p->ref)
+		return err_fail(err, -ENOMEM, "out of memory");
 	ret = oci_pull_begin(ref, http, &p->session, err);
 	if (ret)
 		return ret;
@@ -226,6 +230,11 @@ int ocipull_blob(struct ocipull *p, const char *hex, bool manifest, uint64_t siz
 	return fetch_into(p, hex, manifest, size, err);
 }
 
+int ocipull_session(const struct ocipull *p, struct oci_pull **out, ek_error *err)
+{
+	return oci_pull_begin(p->ref, p->http, out, err);
+}
+
 void ocipull_drop_blob(struct ocipull *p, const char *hex)
 {
 	char path[128];
@@ -245,6 +254,7 @@ void ocipull_close(struct ocipull *p)
 	if (p->dir)
 		rmdir(p->dir);
 	free(p->dir);
+	free(p->ref);
 	oci_pull_end(p->session);
 	memset(p, 0, sizeof(*p));
 	p->dirfd = -1;

@@ -27,6 +27,8 @@ struct ocipull {
 	int dirfd;
 	struct oci_pull *session;
 	struct oci_pulled top;      /* what the reference names */
+	char *ref;                  /* for more sessions (ocipull_session) */
+	const ek_http_options *http;
 };
 
 /* The reference's manifest fetched into a new scratch layout; on failure
@@ -43,6 +45,10 @@ int ocipull_blob(struct ocipull *p, const char *hex, bool manifest, uint64_t siz
  * renamed HEX (ret 0) or removed; ret, or the rename's failure. */
 int ocipull_part_open(struct ocipull *p, const char *hex, ek_error *err);
 int ocipull_part_done(struct ocipull *p, const char *hex, int ret, ek_error *err);
+/* Another session with the registry, for downloads on another thread (a
+ * session is one thread's at a time: its authorization is its own); end
+ * it with oci_pull_end.  No request is made yet. */
+int ocipull_session(const struct ocipull *p, struct oci_pull **out, ek_error *err);
 /* A blob no longer needed (a layer built): its space back. */
 void ocipull_drop_blob(struct ocipull *p, const char *hex);
 void ocipull_close(struct ocipull *p);

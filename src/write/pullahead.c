@@ -11,6 +11,11 @@
 #include "util/error.h"
 #include "write/pullahead.h"
 
+/* Layers coming down at once by default, each over a connection of its
+ * own: a registry's CDN limits each connection's rate, and Docker and
+ * containerd fetch three at a time for that reason too. */
+#define DEFAULT_DOWNLOADS 3
+
 enum slot_state { SLOT_WAITING, SLOT_COMING, SLOT_WHOLE, SLOT_FAILED, SLOT_DROPPED };
 
 struct slot {
@@ -18,90 +23,147 @@ struct slot {
 	struct pullahead *owner;
 	struct pullahead_blob blob;
 	enum slot_state state;
-	int fd;                     /* HEX.part, then HEX: while COMING or WHOLE */
+	int fd;                     /* HEX.part, then HEX: from COMING on */
+	bool writing;               /* a fetcher writes through fd */
 	uint64_t avail;             /* bytes on disk */
+};
+
+/* A thread that fetches blobs, one after another, with a registry
+ * session of its own. */
+struct fetcher {
+	struct pullahead *owner;
+	struct oci_pull *session;   /* the first fetcher's is the pull's */
+	size_t blob;                /* the one coming down */
+	ek_error err;
+	pthread_t thread;
 };
 
 struct pullahead {
 	struct ocipull *pull;
 	struct slot *slots;
 	size_t n, window;
+	size_t next;                /* the next blob to start */
 	size_t dropped;             /* blobs [0, dropped) are gone (in order) */
 	pullahead_progress_fn progress;
 	void *ctx;
 	const volatile int *cancel;
-	uint64_t fetched;           /* the bytes of blobs done */
-	size_t current;             /* the blob coming down */
+	uint64_t fetched;           /* the bytes on disk, of all blobs */
 	bool stop;                  /* the build is over: stop fetching */
-	ek_error err;               /* the failed fetch's, for every reader after */
+	size_t failed_from;         /* blobs from here on fail (n: none) */
+	ek_error err;               /* why blob failed_from failed, for its readers */
+	struct fetcher *fetchers;
+	size_t nfetchers;
 	pthread_mutex_t lock;
 	pthread_cond_t changed;     /* any slot's state or bytes */
-	pthread_t thread;
 };
 
-/* The fetch's progress, on its thread: the readers hear of the bytes, the
- * build's progress of the whole. */
+/* A fetch's progress, on its thread: the readers hear of the bytes, the
+ * build's progress of the whole (under the lock, so that it never goes
+ * back when two fetchers report at once). */
 static bool on_bytes(void *ctx, uint64_t bytes)
 {
-	struct pullahead *a = ctx;
+	struct fetcher *f = ctx;
+	struct pullahead *a = f->owner;
+	struct slot *s = &a->slots[f->blob];
 	bool go;
 
 	pthread_mutex_lock(&a->lock);
-	a->slots[a->current].avail = bytes;
-	go = !a->stop;
+	/* (A download started again, a 200 to a Range, counts down.) */
+	a->fetched = a->fetched - s->avail + bytes;
+	s->avail = bytes;
+	go = !a->stop && f->blob < a->failed_from;
 	pthread_cond_broadcast(&a->changed);
-	pthread_mutex_unlock(&a->lock);
 	if (a->progress)
-		a->progress(a->ctx, a->fetched + bytes);
+		a->progress(a->ctx, a->fetched);
+	pthread_mutex_unlock(&a->lock);
 	return go && !cancel_requested(a->cancel);
 }
 
 /* Blob i into HEX.part, renamed HEX once whole; readers read it from
  * the moment it is open. */
-static int fetch_one(struct pullahead *a, size_t i)
+static int fetch_one(struct fetcher *f, size_t i)
 {
+	struct pullahead *a = f->owner;
 	struct slot *s = &a->slots[i];
-	struct oci_pull_progress progress = { on_bytes, a };
-	int fd = ocipull_part_open(a->pull, s->blob.hex, &a->err), ret;
+	struct oci_pull_progress progress = { on_bytes, f };
+	int fd = ocipull_part_open(a->pull, s->blob.hex, &f->err), ret;
+	bool stopped;
 
 	if (fd < 0)
 		return fd;
 	pthread_mutex_lock(&a->lock);
-	s->fd = fd;
-	s->state = SLOT_COMING;
-	a->current = i;
+	/* (An earlier blob's fetch may have failed since this one took it.) */
+	stopped = a->stop || i >= a->failed_from;
+	if (!stopped) {
+		s->fd = fd;
+		s->writing = true;
+		s->state = SLOT_COMING;
+	}
 	pthread_mutex_unlock(&a->lock);
-	ret = oci_pull_blob(a->pull->session, s->blob.hex, false, s->blob.size, fd, &progress,
-			    &a->err);
-	return ocipull_part_done(a->pull, s->blob.hex, ret, &a->err);
+	if (stopped) {
+		close(fd);
+		ret = err_fail(&f->err, -ECANCELED, "%s", CANCEL_MESSAGE);
+	} else {
+		ret = oci_pull_blob(f->session, s->blob.hex, false, s->blob.size, fd, &progress,
+				    &f->err);
+	}
+	ret = ocipull_part_done(a->pull, s->blob.hex, ret, &f->err);
+	pthread_mutex_lock(&a->lock);
+	s->writing = false;
+	pthread_mutex_unlock(&a->lock);
+	return ret;
+}
+
+/*
+ * Blob i's fetch failed (or was stopped): it and every blob after it not
+ * yet whole fail, as they would fetched one after another, since the
+ * build reads them in order and stops at the first it cannot have.  The
+ * blobs before it still come down.  The earliest failure's error is the
+ * one told: a fetch that one stopped says only that it was.  Under the
+ * lock.
+ */
+static void fail_from(struct pullahead *a, size_t i, const ek_error *why)
+{
+	if (i >= a->failed_from)
+		return;
+	a->failed_from = i;
+	a->err = *why;
+	for (size_t j = i; j < a->n; j++)
+		if (a->slots[j].state == SLOT_WAITING || a->slots[j].state == SLOT_COMING)
+			a->slots[j].state = SLOT_FAILED;
 }
 
 static void *fetch_main(void *arg)
 {
-	struct pullahead *a = arg;
+	struct fetcher *f = arg;
+	struct pullahead *a = f->owner;
 	int ret = 0;
 
-	for (size_t i = 0; i < a->n && !ret; i++) {
-		/* Within the window of blobs on disk at once. */
-		pthread_mutex_lock(&a->lock);
-		while (!a->stop && a->window && i >= a->dropped + a->window)
+	pthread_mutex_lock(&a->lock);
+	while (!ret) {
+		/* The next blob, within the window of blobs on disk at once. */
+		while (!a->stop && a->next < a->failed_from && a->window &&
+		       a->next >= a->dropped + a->window)
 			pthread_cond_wait(&a->changed, &a->lock);
-		if (a->stop)
-			ret = err_fail(&a->err, -ECANCELED, "%s", CANCEL_MESSAGE);
-		pthread_mutex_unlock(&a->lock);
-		if (!ret)
-			ret = fetch_one(a, i);
-		pthread_mutex_lock(&a->lock);
-		if (!ret) {
-			a->slots[i].state = SLOT_WHOLE;
-			a->fetched += a->slots[i].avail;
+		if (a->next >= a->failed_from)
+			break;
+		f->blob = a->next++;
+		if (a->stop) {
+			ret = err_fail(&f->err, -ECANCELED, "%s", CANCEL_MESSAGE);
+			break;
 		}
-		/* A failure fails this blob and every one after it. */
-		for (size_t j = i; ret && j < a->n; j++)
-			a->slots[j].state = SLOT_FAILED;
-		pthread_cond_broadcast(&a->changed);
 		pthread_mutex_unlock(&a->lock);
+		ret = fetch_one(f, f->blob);
+		pthread_mutex_lock(&a->lock);
+		if (!ret && a->slots[f->blob].state == SLOT_COMING)
+			a->slots[f->blob].state = SLOT_WHOLE;
+		pthread_cond_broadcast(&a->changed);
 	}
+	if (ret) {
+		fail_from(a, f->blob, &f->err);
+		pthread_cond_broadcast(&a->changed);
+	}
+	pthread_mutex_unlock(&a->lock);
 	return NULL;
 }
 
@@ -152,11 +214,68 @@ static int slot_wait(void *ctx, uint64_t have, uint64_t *avail, bool *whole, ek_
 	return ret;
 }
 
+/* Join the fetchers started, end the sessions made for them. */
+static void join_fetchers(struct pullahead *a)
+{
+	for (size_t k = 0; k < a->nfetchers; k++) {
+		pthread_join(a->fetchers[k].thread, NULL);
+		if (k)
+			oci_pull_end(a->fetchers[k].session);
+	}
+	a->nfetchers = 0;
+}
+
+static void pullahead_free(struct pullahead *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		if (a->slots[i].fd >= 0)
+			close(a->slots[i].fd);
+	pthread_cond_destroy(&a->changed);
+	pthread_mutex_destroy(&a->lock);
+	free(a->fetchers);
+	free(a->slots);
+	free(a);
+}
+
+/* As many fetchers as there may be blobs coming down at once (downloads,
+ * within the window), the first with the pull's session, each other with
+ * one of its own. */
+static int start_fetchers(struct pullahead *a, size_t downloads, ek_error *err)
+{
+	size_t want = downloads ? downloads : DEFAULT_DOWNLOADS;
+	int ret = 0;
+
+	if (a->window && want > a->window)
+		want = a->window;
+	if (want > a->n)
+		want = a->n;
+	a->fetchers = calloc(want ? want : 1, sizeof(*a->fetchers));
+	if (!a->fetchers)
+		return err_fail(err, -ENOMEM, "out of memory");
+	for (size_t k = 0; !ret && k < want; k++) {
+		struct fetcher *f = &a->fetchers[k];
+
+		f->owner = a;
+		f->session = a->pull->session;
+		if (k)
+			ret = ocipull_session(a->pull, &f->session, err);
+		if (!ret && pthread_create(&f->thread, NULL, fetch_main, f)) {
+			if (k)
+				oci_pull_end(f->session);
+			ret = err_fail(err, -EAGAIN, "cannot start a thread to fetch the layers");
+		}
+		if (!ret)
+			a->nfetchers++;
+	}
+	return ret;
+}
+
 int pullahead_start(struct ocipull *pull, const struct pullahead_blob *blobs, size_t n,
-		    size_t window, pullahead_progress_fn progress, void *ctx,
+		    size_t window, size_t downloads, pullahead_progress_fn progress, void *ctx,
 		    const volatile int *cancel, struct pullahead **out, ek_error *err)
 {
 	struct pullahead *a = calloc(1, sizeof(*a));
+	int ret;
 
 	*out = NULL;
 	if (a)
@@ -171,6 +290,7 @@ int pullahead_start(struct ocipull *pull, const struct pullahead_blob *blobs, si
 	a->progress = progress;
 	a->ctx = ctx;
 	a->cancel = cancel;
+	a->failed_from = n;
 	for (size_t i = 0; i < n; i++) {
 		struct slot *s = &a->slots[i];
 
@@ -181,12 +301,10 @@ int pullahead_start(struct ocipull *pull, const struct pullahead_blob *blobs, si
 	}
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->changed, NULL);
-	if (pthread_create(&a->thread, NULL, fetch_main, a)) {
-		pthread_cond_destroy(&a->changed);
-		pthread_mutex_destroy(&a->lock);
-		free(a->slots);
-		free(a);
-		return err_fail(err, -EAGAIN, "cannot start a thread to fetch the layers");
+	ret = start_fetchers(a, downloads, err);
+	if (ret) {
+		pullahead_stop(a);
+		return ret;
 	}
 	*out = a;
 	return 0;
@@ -206,7 +324,7 @@ void pullahead_drop(struct pullahead *a, size_t i)
 	}
 	/* A blob still coming (its build failed before reading it) keeps
 	 * its descriptor, which the fetch writes through, until the stop. */
-	if (a->slots[i].fd >= 0 && a->slots[i].state != SLOT_COMING) {
+	if (a->slots[i].fd >= 0 && !a->slots[i].writing) {
 		close(a->slots[i].fd);
 		a->slots[i].fd = -1;
 	}
@@ -224,12 +342,6 @@ void pullahead_stop(struct pullahead *a)
 	a->stop = true;
 	pthread_cond_broadcast(&a->changed);
 	pthread_mutex_unlock(&a->lock);
-	pthread_join(a->thread, NULL);
-	for (size_t i = 0; i < a->n; i++)
-		if (a->slots[i].fd >= 0)
-			close(a->slots[i].fd);
-	pthread_cond_destroy(&a->changed);
-	pthread_mutex_destroy(&a->lock);
-	free(a->slots);
-	free(a);
+	join_fetchers(a);
+	pullahead_free(a);
 }

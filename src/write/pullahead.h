@@ -1,6 +1,7 @@
 /*
- * A registry image's layers fetched in order on a thread of their own
- * (pullahead.c), while the build reads them: a layer is read as its bytes
+ * A registry image's layers fetched ahead of the build (pullahead.c),
+ * several at once, each on a thread and a connection of its own, started
+ * in order, while the build reads them: a layer is read as its bytes
  * land, so the download and the build overlap instead of following each
  * other.  Each layer comes down into blobs/sha256/HEX.part of the scratch
  * layout and takes its name once whole, as ocipull_blob's do; what the
@@ -26,15 +27,17 @@ struct pullahead_blob {
 	uint64_t size;
 };
 
-/* Called on the fetching thread as a blob's bytes land: the bytes of
- * blobs done, plus this one's so far. */
+/* Called on a fetching thread as a blob's bytes land, one call at a time:
+ * the bytes of all blobs on disk so far. */
 typedef void (*pullahead_progress_fn)(void *ctx, uint64_t fetched);
 
-/* Start fetching blobs[0..n) (copied) in order.  window: how many may be
- * on disk at once, counting those not yet dropped (0: no bound).  cancel
- * (may be NULL) stops the fetch as the build's cancel does. */
+/* Start fetching blobs[0..n) (copied), started in order, downloads at
+ * once (0: the default, 3).  window: how many may be on disk at once,
+ * counting those not yet dropped (0: no bound).  cancel (may be NULL)
+ * stops the fetch as the build's cancel does.  A failed fetch fails its
+ * blob and every later one not yet whole, with its error. */
 int pullahead_start(struct ocipull *pull, const struct pullahead_blob *blobs, size_t n,
-		    size_t window, pullahead_progress_fn progress, void *ctx,
+		    size_t window, size_t downloads, pullahead_progress_fn progress, void *ctx,
 		    const volatile int *cancel, struct pullahead **out, ek_error *err);
 
 /* Blob i as a tarstream reads it, as it comes down (its open gives a

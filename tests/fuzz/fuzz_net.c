@@ -241,11 +241,16 @@ static void pull(const char *url, const ek_http_options *http)
 {
 	ek_build_options o;
 	ek_build_stats stats;
+	ek_http_options one_at_a_time = *http;
 	ek_error err;
 
+	/* The answers go to connections in the order they come: layers
+	 * fetched at once would take them in any order, and a finding
+	 * would not repeat. */
+	one_at_a_time.downloads = 1;
 	ek_build_options_init(&o);
 	o.workers = 1;
-	o.http = http;
+	o.http = &one_at_a_time;
 	(void)ek_build_oci(pulled_image, url, &o, &stats, &err);
 	unlink(pulled_image);
 	if (rmdir(pulled))       /* anything left in it */

@@ -15,8 +15,9 @@ middle of a download; later connections are left alone).  --stall-after:
 once BYTES of the servers' have gone through, the connection carrying the
 last of them sends nothing more (a server that stops answering) until
 FILE exists (--gate), or for good.  --log: after
-each connection, a line "connections N bytes M" (the server's bytes
-relayed so far, over all connections).
+each connection, a line "connections N bytes M peak P" (the server's
+bytes relayed so far, over all connections; the most connections that
+were open at once).
 """
 import argparse
 import os
@@ -28,6 +29,8 @@ import time
 class Stats:
     lock = threading.Lock()
     connections = 0
+    open = 0            # connections open now
+    peak = 0            # the most open at once
     sent = 0            # the servers' bytes relayed
     cut_left = None     # bytes until the cut, while it is still to come
     stall_left = None   # bytes until the stall, while it is still to come
@@ -75,9 +78,11 @@ def forward(src, dst, rate=None, log=None):
         if log is not None:
             with Stats.lock:
                 Stats.connections += 1
+                Stats.open -= 1
                 if log:
                     with open(log, "a") as f:
-                        f.write(f"connections {Stats.connections} bytes {Stats.sent}\n")
+                        f.write(f"connections {Stats.connections} bytes {Stats.sent} "
+                                f"peak {Stats.peak}\n")
         for s in (src, dst):
             try:
                 s.shutdown(socket.SHUT_RDWR)
@@ -92,6 +97,9 @@ def serve(listen_port, to_port, rate, log):
     listener.listen(16)
     while True:
         client, _ = listener.accept()
+        with Stats.lock:
+            Stats.open += 1
+            Stats.peak = max(Stats.peak, Stats.open)
         server = socket.create_connection(("127.0.0.1", to_port))
         threading.Thread(target=forward, args=(client, server), daemon=True).start()
         threading.Thread(target=forward, args=(server, client, rate, log or ""),

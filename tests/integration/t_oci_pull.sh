@@ -9,7 +9,8 @@
 # scratch directory; so does a SIGINT while the layers come down, and a
 # later pull sweeps away what a kill -9 left.  A connection cut in the
 # middle of a layer resumes where it stopped.  Layers are read as they
-# come down; a registry gone quiet can be waited for or interrupted.
+# come down, three at once; a registry gone quiet can be waited for or
+# interrupted.
 . "$(dirname "$0")/lib.sh"
 . "$HERE/http_lib.sh"
 
@@ -184,6 +185,50 @@ kill "$holder"
 wait "$holder" 2>/dev/null || true
 rmdir "$TMPDIR/erofskit-pull.held"
 scratch_is_gone "kill -9, then a sweep"
+
+note "three layers come down at once, each over a connection of its own"
+# Three layers of 2 MiB through a relay that gives each connection 2 MiB/s
+# (as a CDN does): a second each.  Fetched one after another, at
+# most one layer's connection (and one closing) would be open at a time.
+for i in 1 2 3; do
+	mkdir -p "p$i"
+	head -c 2097152 /dev/urandom >"p$i/blob$i"
+	tar -cf "p$i.tar" -C "p$i" . || fail "tar of layer $i"
+done
+$OCI fromtars P three p1.tar p2.tar p3.tar
+$OCI push P:three "$URL" erofskit/three:v1 "$T/http/ca.pem" || fail "push the three-layer layout"
+"$E" mkfs --oci P:three -q -T0 three-want.erofs || fail "mkfs --oci of the three-layer layout"
+par_relay_up() {
+	PAR_PORT=$(free_port)
+	_ports=("$PAR_PORT")
+	: >"$T/par.log"
+	python3 "$HERE/slow_relay.py" --listen "$PAR_PORT" --to "$REGISTRY_PORT" \
+		--rate 2097152 --log "$T/par.log" &
+	_pid=$!
+}
+launch "$T/par-relay.log" par_relay_up
+"$E" mkfs --oci "oci://127.0.0.1:$PAR_PORT/erofskit/three:v1" -o "$CA" -q -T0 three.erofs ||
+	fail "mkfs --oci of three layers at once"
+cmp three-want.erofs three.erofs || fail "three layers at once: another image"
+peak=$(tail -n 1 "$T/par.log" | awk '{print $6}')
+note "at most $peak connections at once"
+[ "${peak:-0}" -ge 3 ] ||
+	fail "the layers came down one after another: at most ${peak:-0} connections at once"
+# -o downloads=1: one after another (a relay of its own, counting
+# afresh), the same image.
+launch "$T/par-relay.log" par_relay_up
+"$E" mkfs --oci "oci://127.0.0.1:$PAR_PORT/erofskit/three:v1" -o "$CA,downloads=1" -q -T0 \
+	three-1.erofs || fail "mkfs --oci -o downloads=1"
+cmp three-want.erofs three-1.erofs || fail "-o downloads=1: another image"
+peak=$(tail -n 1 "$T/par.log" | awk '{print $6}')
+[ "${peak:-9}" -le 2 ] || fail "-o downloads=1: $peak connections at once"
+for bad in 0 17 x; do
+	expect_exit 2 "$E" mkfs --oci "oci://127.0.0.1:$PAR_PORT/erofskit/three:v1" \
+		-o "$CA,downloads=$bad" -q x.erofs 2>err
+	grep -qF "option 'downloads=$bad': a count from 1 to 16" err ||
+		fail "-o downloads=$bad: $(cat err)"
+done
+scratch_is_gone "three layers at once"
 
 note "a connection cut in the middle of a layer: the download resumes where it stopped"
 cut_relay_up() {

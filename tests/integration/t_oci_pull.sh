@@ -399,5 +399,20 @@ rc=0
 grep -q "layer 3 of 3" err && grep -q "HTTP status 404" err || fail "missing layer: $(cat err)"
 [ ! -e x.erofs ] || fail "an image was left after a missing layer"
 scratch_is_gone "a missing layer"
+# The middle one missing as well (all three come down at once): whichever
+# 404 comes first, the error is the earliest layer's, as fetching them
+# one after another would give, and the first layer is still built.
+data=$(find "$T/registry/data" -path "*/blobs/sha256/*/$(sha256sum <l2.tar.gz | cut -c1-64)/data")
+[ -f "$data" ] || fail "the middle layer is not in the registry's store"
+rm -f "$data"
+for i in 1 2 3; do
+	rc=0
+	"$E" mkfs --oci "$R:v1" -o "$CA" -q x.erofs 2>err || rc=$?
+	[ "$rc" -eq 2 ] || fail "two missing layers: exit $rc: $(cat err)"
+	grep -q "layer 2 of 3" err && grep -q "HTTP status 404" err ||
+		fail "two missing layers, try $i: $(cat err)"
+	[ ! -e x.erofs ] || fail "an image was left after two missing layers"
+	scratch_is_gone "two missing layers"
+done
 stop_registry
 echo PASS

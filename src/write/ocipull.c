@@ -64,33 +64,37 @@ static int put_index(int dirfd, const struct oci_pulled *top, const char *tag, e
 	return ret;
 }
 
-/* blobs/sha256/HEX.part */
-static void part_path(const char *hex, char *out, size_t size)
+/* blobs/sha256/HEX.part, or HEX.WHICH.part */
+static void part_path(const char *hex, unsigned int which, char *out, size_t size)
 {
 	char path[128];
 
 	oci_blob_path(hex, path, sizeof(path));
-	snprintf(out, size, "%s.part", path);
+	if (which)
+		snprintf(out, size, "%s.%u.part", path, which);
+	else
+		snprintf(out, size, "%s.part", path);
 }
 
-int ocipull_part_open(struct ocipull *p, const char *hex, ek_error *err)
+int ocipull_part_open(struct ocipull *p, const char *hex, unsigned int which, ek_error *err)
 {
-	char part[140];
+	char part[160];
 	int fd;
 
-	part_path(hex, part, sizeof(part));
+	part_path(hex, which, part, sizeof(part));
 	fd = openat(p->dirfd, part, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return err_fail(err, -errno, "the scratch layout's %s: %s", part, strerror(errno));
 	return fd;
 }
 
-int ocipull_part_done(struct ocipull *p, const char *hex, int ret, ek_error *err)
+int ocipull_part_done(struct ocipull *p, const char *hex, unsigned int which, int ret,
+		      ek_error *err)
 {
-	char path[128], part[140];
+	char path[128], part[160];
 
 	oci_blob_path(hex, path, sizeof(path));
-	part_path(hex, part, sizeof(part));
+	part_path(hex, which, part, sizeof(part));
 	if (!ret && renameat(p->dirfd, part, p->dirfd, path) < 0)
 		ret = err_fail(err, -errno, "the scratch layout's %s: %s", path, strerror(errno));
 	if (ret)
@@ -103,13 +107,13 @@ int ocipull_part_done(struct ocipull *p, const char *hex, int ret, ek_error *err
 static int fetch_into(struct ocipull *p, const char *hex, bool manifest, uint64_t size,
 		      ek_error *err)
 {
-	int fd = ocipull_part_open(p, hex, err), ret;
+	int fd = ocipull_part_open(p, hex, 0, err), ret;
 
 	if (fd < 0)
 		return fd;
 	ret = oci_pull_blob(p->session, hex, manifest, size, fd, NULL, err);
 	close(fd);
-	return ocipull_part_done(p, hex, ret, err);
+	return ocipull_part_done(p, hex, 0, ret, err);
 }
 
 /* A scratch layout's files, then its directories; whatever else is

@@ -86,7 +86,10 @@ static int fetch_one(struct fetcher *f, size_t i)
 	struct pullahead *a = f->owner;
 	struct slot *s = &a->slots[i];
 	struct oci_pull_progress progress = { on_bytes, f };
-	int fd = ocipull_part_open(a->pull, s->blob.hex, &f->err), ret;
+	/* (Its own file: an image may list a blob twice, and both may come
+	 * down at once.) */
+	unsigned int which = (unsigned int)(i + 1);
+	int fd = ocipull_part_open(a->pull, s->blob.hex, which, &f->err), ret;
 	bool stopped;
 
 	if (fd < 0)
@@ -107,7 +110,7 @@ static int fetch_one(struct fetcher *f, size_t i)
 		ret = oci_pull_blob(f->session, s->blob.hex, false, s->blob.size, fd, &progress,
 				    &f->err);
 	}
-	ret = ocipull_part_done(a->pull, s->blob.hex, ret, &f->err);
+	ret = ocipull_part_done(a->pull, s->blob.hex, which, ret, &f->err);
 	pthread_mutex_lock(&a->lock);
 	s->writing = false;
 	pthread_mutex_unlock(&a->lock);

@@ -214,6 +214,18 @@ peak=$(tail -n 1 "$T/par.log" | awk '{print $6}')
 note "at most $peak connections at once"
 [ "${peak:-0}" -ge 3 ] ||
 	fail "the layers came down one after another: at most ${peak:-0} connections at once"
+# An image that lists a layer twice (old images converted from Docker's
+# schema 1 repeat their empty layer): both copies come down at once,
+# each into a file of its own.
+$OCI fromtars Q twice p1.tar p2.tar p1.tar
+$OCI push Q:twice "$URL" erofskit/twice:v1 "$T/http/ca.pem" || fail "push the layout with a layer twice"
+"$E" mkfs --oci Q:twice -q -T0 twice-want.erofs || fail "mkfs --oci of a layout with a layer twice"
+"$E" mkfs --oci "oci://127.0.0.1:$PAR_PORT/erofskit/twice:v1" -o "$CA" -q -T0 twice.erofs ||
+	fail "mkfs --oci of an image that lists a layer twice"
+cmp twice-want.erofs twice.erofs || fail "a layer listed twice: another image"
+"$E" mkfs --oci "oci://127.0.0.1:$PAR_PORT/erofskit/twice:v1" -o "$CA" -q -T0 \
+	--oci-layers twice.layers || fail "--oci-layers of an image that lists a layer twice"
+[ "$(ls twice.layers | wc -l)" -eq 3 ] || fail "a layer listed twice: $(ls twice.layers)"
 # -o downloads=1: one after another (a relay of its own, counting
 # afresh), the same image.
 launch "$T/par-relay.log" par_relay_up

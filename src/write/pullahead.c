@@ -23,7 +23,7 @@ struct slot {
 	struct pullahead *owner;
 	struct pullahead_blob blob;
 	enum slot_state state;
-	int fd;                     /* HEX.part, then HEX: from COMING on */
+	int fd;                     /* HEX.N.part, then HEX: from COMING on */
 	bool writing;               /* a fetcher writes through fd */
 	uint64_t avail;             /* bytes on disk */
 };
@@ -79,7 +79,7 @@ static bool on_bytes(void *ctx, uint64_t bytes)
 	return go && !cancel_requested(a->cancel);
 }
 
-/* Blob i into HEX.part, renamed HEX once whole; readers read it from
+/* Blob i into HEX.(i+1).part, renamed HEX once whole; readers read it from
  * the moment it is open. */
 static int fetch_one(struct fetcher *f, size_t i)
 {

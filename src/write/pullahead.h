@@ -3,7 +3,7 @@
  * several at once, each on a thread and a connection of its own, started
  * in order, while the build reads them: a layer is read as its bytes
  * land, so the download and the build overlap instead of following each
- * other.  Each layer comes down into blobs/sha256/HEX.part of the scratch
+ * other.  Layer N comes down into blobs/sha256/HEX.N.part of the scratch
  * layout and takes its name once whole, as ocipull_blob's do; what the
  * build reads is checked by it (size, digest, diff_id) as a layout's
  * blobs are, so bytes a registry changes between tries fail the build.

@@ -74,7 +74,7 @@ typedef struct ek_http_options {
 	int plain_http;
 	/* oci:// images ek_build_oci pulls: how many layers come down at
 	 * once, each over a connection of its own (0: 3, as Docker's and
-	 * containerd's default; 1: one after another). */
+	 * containerd's default; 1: one after another; at most 16). */
 	unsigned int downloads;
 } ek_http_options;
 

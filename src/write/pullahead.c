@@ -15,6 +15,9 @@
  * own: a registry's CDN limits each connection's rate, and Docker and
  * containerd fetch three at a time for that reason too. */
 #define DEFAULT_DOWNLOADS 3
+/* And at most, whatever a caller asks: each is a thread and a
+ * connection. */
+#define MAX_DOWNLOADS 16
 
 enum slot_state { SLOT_WAITING, SLOT_COMING, SLOT_WHOLE, SLOT_FAILED, SLOT_DROPPED };
 
@@ -248,6 +251,8 @@ static int start_fetchers(struct pullahead *a, size_t downloads, ek_error *err)
 	size_t want = downloads ? downloads : DEFAULT_DOWNLOADS;
 	int ret = 0;
 
+	if (want > MAX_DOWNLOADS)
+		want = MAX_DOWNLOADS;
 	if (a->window && want > a->window)
 		want = a->window;
 	if (want > a->n)

@@ -32,7 +32,7 @@ struct pullahead_blob {
 typedef void (*pullahead_progress_fn)(void *ctx, uint64_t fetched);
 
 /* Start fetching blobs[0..n) (copied), started in order, downloads at
- * once (0: the default, 3).  window: how many may be on disk at once,
+ * once (0: the default, 3; at most 16).  window: how many may be on disk at once,
  * counting those not yet dropped (0: no bound).  cancel (may be NULL)
  * stops the fetch as the build's cancel does.  A failed fetch fails its
  * blob and every later one not yet whole, with its error. */

@@ -135,8 +135,9 @@ for set in $SETS; do
 			seconds "$EROFSKIT" mkfs -q -T0 --oci "oci://127.0.0.1:$port/bench/$set:v1" \
 				-o plain_http "${zopt[@]}" "$work/remote.img" >>"$work/remote.t"
 			seconds "$EROFSKIT" mkfs -q -T0 --oci \
-				"oci://127.0.0.1:$relay_port/bench/$set:v1" -o plain_http,downloads=1 \
-				"${zopt[@]}" "$work/link1.img" >>"$work/link1.t"
+				"oci://127.0.0.1:$relay_port/bench/$set:v1" \
+				-o plain_http,downloads=1 "${zopt[@]}" "$work/link1.img" \
+				>>"$work/link1.t"
 			seconds "$EROFSKIT" mkfs -q -T0 --oci \
 				"oci://127.0.0.1:$relay_port/bench/$set:v1" -o plain_http \
 				"${zopt[@]}" "$work/link.img" >>"$work/link.t"
@@ -153,8 +154,9 @@ for set in $SETS; do
 		k=$(median <"$work/link.t")
 		floor1=$(echo "d = $size / $RATE; if (d > $l) d else $l" | bc -l)
 		floor=$(echo "d = $largest / $RATE; if (d > $l) d else $l" | bc -l)
-		printf '| %s | %s MiB | %s | %.2f | %.2f | %.2fx | %.2f | %.2f | %.2fx | %.2f | %.2f | %.2fx |\n' \
-			"$set" "$layer_mib" "$z" "$l" "$r" "$(echo "$r / $l" | bc -l)" \
+		printf '| %s | %s MiB | %s | %.2f | %.2f | %.2fx' \
+			"$set" "$layer_mib" "$z" "$l" "$r" "$(echo "$r / $l" | bc -l)"
+		printf ' | %.2f | %.2f | %.2fx | %.2f | %.2f | %.2fx |\n' \
 			"$k1" "$floor1" "$(echo "$k1 / $floor1" | bc -l)" \
 			"$k" "$floor" "$(echo "$k / $floor" | bc -l)"
 	done

@@ -110,8 +110,9 @@ int cli_remote_option(const char *cmd, const char *tok, ek_open_options *oo)
 			return -1;
 		}
 	} else if (!strncmp(tok, "downloads=", 10)) {
-		if (!cli_parse_count(tok + 10, 1, 16, &count)) {
-			cli_error(cmd, "option '%s': a count from 1 to 16", tok);
+		if (!cli_parse_count(tok + 10, 1, EK_HTTP_DOWNLOADS_MAX, &count)) {
+			cli_error(cmd, "option '%s': a count from 1 to %d", tok,
+				  EK_HTTP_DOWNLOADS_MAX);
 			return -1;
 		}
 		oo->http.downloads = count;

@@ -74,8 +74,10 @@ typedef struct ek_http_options {
 	int plain_http;
 	/* oci:// images ek_build_oci pulls: how many layers come down at
 	 * once, each over a connection of its own (0: 3, as Docker's and
-	 * containerd's default; 1: one after another; at most 16). */
+	 * containerd's default; 1: one after another; at most
+	 * EK_HTTP_DOWNLOADS_MAX). */
 	unsigned int downloads;
+#define EK_HTTP_DOWNLOADS_MAX 16
 } ek_http_options;
 
 typedef struct ek_open_options {

@@ -55,9 +55,7 @@ int extract_init(struct extractor *x, const char *dir, ek_error *err)
 {
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return err_fail(err, -errno, "%s: cannot create: %s", dir, strerror(errno));
-	x->dir = strdup(dir);
-	if (!x->dir)
-		return err_fail(err, -ENOMEM, "out of memory");
+	x->dir = dir;
 	x->rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (x->rootfd < 0)
 		return err_fail(err, -errno, "%s: %s", dir, strerror(errno));
@@ -70,8 +68,6 @@ void extract_fini(struct extractor *x)
 	if (x->rootfd >= 0)
 		close(x->rootfd);
 	x->rootfd = -1;
-	free(x->dir);
-	x->dir = NULL;
 }
 
 int extract_open_dir(struct extractor *x, const char *rel, int *fd,

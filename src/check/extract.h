@@ -18,7 +18,8 @@
 
 struct extractor {
 	int rootfd;
-	char *dir;                  /* its name, for messages */
+	const char *dir;            /* its name, for messages (borrowed: the
+	                               check's options outlive it) */
 	bool overwrite;
 	bool owner;
 	bool xattrs;

@@ -64,16 +64,13 @@ static int put_index(int dirfd, const struct oci_pulled *top, const char *tag, e
 	return ret;
 }
 
-/* blobs/sha256/HEX.part, or HEX.WHICH.part */
+/* blobs/sha256/HEX.WHICH.part */
 static void part_path(const char *hex, unsigned int which, char *out, size_t size)
 {
 	char path[128];
 
 	oci_blob_path(hex, path, sizeof(path));
-	if (which)
-		snprintf(out, size, "%s.%u.part", path, which);
-	else
-		snprintf(out, size, "%s.part", path);
+	snprintf(out, size, "%s.%u.part", path, which);
 }
 
 int ocipull_part_open(struct ocipull *p, const char *hex, unsigned int which, ek_error *err)

@@ -40,12 +40,12 @@ const char *ocipull_tag(const struct ocipull *p);
  * from the manifests endpoint), at most size bytes. */
 int ocipull_blob(struct ocipull *p, const char *hex, bool manifest, uint64_t size,
 		 ek_error *err);
-/* A blob's download goes through blobs/sha256/HEX.part (which 0), or
- * HEX.WHICH.part: opened empty (the fd, or -errno with err), then, once
- * its fetch has ended with ret, renamed HEX (ret 0) or removed; ret, or
- * the rename's failure.  Downloads of one blob under way at once (an
- * image may list a layer twice) need a which each: their files are
- * their own, and the last renamed keeps the name. */
+/* A blob's download goes through blobs/sha256/HEX.WHICH.part (which 0
+ * for the layout's own fetches): opened empty (the fd, or -errno with
+ * err), then, once its fetch has ended with ret, renamed HEX (ret 0) or
+ * removed; ret, or the rename's failure.  Downloads of one blob under
+ * way at once (an image may list a layer twice) need a which each: their
+ * files are their own, and the last renamed keeps the name. */
 int ocipull_part_open(struct ocipull *p, const char *hex, unsigned int which, ek_error *err);
 int ocipull_part_done(struct ocipull *p, const char *hex, unsigned int which, int ret,
 		      ek_error *err);

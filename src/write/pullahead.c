@@ -15,9 +15,6 @@
  * own: a registry's CDN limits each connection's rate, and Docker and
  * containerd fetch three at a time for that reason too. */
 #define DEFAULT_DOWNLOADS 3
-/* And at most, whatever a caller asks: each is a thread and a
- * connection. */
-#define MAX_DOWNLOADS 16
 
 enum slot_state { SLOT_WAITING, SLOT_COMING, SLOT_WHOLE, SLOT_FAILED, SLOT_DROPPED };
 
@@ -251,8 +248,9 @@ static int start_fetchers(struct pullahead *a, size_t downloads, ek_error *err)
 	size_t want = downloads ? downloads : DEFAULT_DOWNLOADS;
 	int ret = 0;
 
-	if (want > MAX_DOWNLOADS)
-		want = MAX_DOWNLOADS;
+	/* (Each is a thread and a connection, whatever a caller asks.) */
+	if (want > EK_HTTP_DOWNLOADS_MAX)
+		want = EK_HTTP_DOWNLOADS_MAX;
 	if (a->window && want > a->window)
 		want = a->window;
 	if (want > a->n)

@@ -32,10 +32,11 @@ struct pullahead_blob {
 typedef void (*pullahead_progress_fn)(void *ctx, uint64_t fetched);
 
 /* Start fetching blobs[0..n) (copied), started in order, downloads at
- * once (0: the default, 3; at most 16).  window: how many may be on disk at once,
- * counting those not yet dropped (0: no bound).  cancel (may be NULL)
- * stops the fetch as the build's cancel does.  A failed fetch fails its
- * blob and every later one not yet whole, with its error. */
+ * once (0: the default, 3; at most EK_HTTP_DOWNLOADS_MAX).  window: how
+ * many may be on disk at once, counting those not yet dropped (0: no
+ * bound).  cancel (may be NULL) stops the fetch as the build's cancel
+ * does.  A failed fetch fails its blob and every later one not yet
+ * whole, with its error. */
 int pullahead_start(struct ocipull *pull, const struct pullahead_blob *blobs, size_t n,
 		    size_t window, size_t downloads, pullahead_progress_fn progress, void *ctx,
 		    const volatile int *cancel, struct pullahead **out, ek_error *err);

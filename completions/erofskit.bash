@@ -53,7 +53,8 @@ _erofskit()
 	local engines="libdeflate isal zlib builtin liblzma"
 	local remote_opts="insecure cacert= header= token= timeout= retries= cache_dir= cache_max= prefetch=all credentials= plain_http"
 	local mount_opts="cache= io=pread io=uring engine= workers= device= offset= uid= gid= allow_other $remote_opts"
-	local registry_opts="insecure cacert= credentials= plain_http downloads= header= timeout= retries="
+	local push_opts="insecure cacert= credentials= plain_http header= timeout= retries="
+	local registry_opts="$push_opts downloads="
 	local layouts="ztailpacking fragments all-fragments dedupe fragdedupe= noinline_data xattr-name-filter force-inode-compact force-inode-extended force-chunk-indexes force-inode-blockmap nosbcrc legacy-compress"
 	COMPREPLY=()
 	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
@@ -91,6 +92,7 @@ _erofskit()
 		local done='' list=$remote_opts
 		[ "$cmd:$prev" = mkfs:-E ] && list=$layouts
 		[ "$cmd:$prev" = mkfs:-o ] && list=$registry_opts
+		[ "$cmd" = push ] && list=$push_opts
 		[ "$cmd" = mount ] && list=$mount_opts
 		case $cur in *,*) done=${cur%,*},; esac
 		compopt -o nospace 2>/dev/null || true

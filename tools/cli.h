@@ -59,31 +59,38 @@ int cli_parse_offset(const char *cmd, const char *option, const char *arg, uint6
 void cli_warn_missing_devices(const char *cmd, ek_image *img, const char *name,
 			      const char *how);
 
-/* Options of images at URLs (tools/remote.c): insecure, cacert=FILE,
- * header=NAME:VALUE, token=FILE, timeout=SECONDS, retries=N,
- * cache_dir=DIR|none, cache_max=SIZE, prefetch=all, credentials=FILE,
- * plain_http, downloads=N (mkfs).
+/* Options of images at URLs and of registries (tools/remote.c):
+ * insecure, cacert=FILE, header=NAME:VALUE, timeout=SECONDS, retries=N,
+ * credentials=FILE, plain_http for every command; token=FILE,
+ * cache_dir=DIR|none, cache_max=SIZE, prefetch=all for those reading an
+ * image (CLI_REMOTE_READ); downloads=N for mkfs --oci (CLI_REMOTE_PULL).
  * cli_remote_option takes one: 1 when it was one (into oo), 0 when it is
- * not, -1 (message printed) when its value is wrong.  cli_remote_options
- * takes a -o comma list of nothing else.  Values are copied.  The items
- * for --help's -o list: */
-int cli_remote_option(const char *cmd, const char *tok, ek_open_options *oo);
-int cli_remote_options(const char *cmd, const char *list, ek_open_options *oo);
-#define CLI_REMOTE_ITEMS \
+ * not, -1 (message printed) when its value is wrong or the taker does
+ * not use it.  cli_remote_options takes a -o comma list of nothing else.
+ * Values are copied. */
+enum { CLI_REMOTE_READ = 1, CLI_REMOTE_PULL = 2, CLI_REMOTE_PUSH = 4 };
+int cli_remote_option(const char *cmd, unsigned int taker, const char *tok,
+		      ek_open_options *oo);
+int cli_remote_options(const char *cmd, unsigned int taker, const char *list,
+		       ek_open_options *oo);
+/* The items of --help's -o lists: what every command takes ... */
+#define CLI_REMOTE_HTTP_ITEMS \
 "       insecure           do not verify the server's TLS certificate\n" \
 "       cacert=FILE        trust the CA certificates in FILE (PEM)\n" \
 "       header=NAME:VALUE  send a header with every request (repeatable)\n" \
-"       token=FILE         send 'Authorization: Bearer' with FILE's token\n" \
 "       timeout=SECONDS    connect and stall timeout (default 30)\n" \
 "       retries=N          tries after a failure, with backoff (default 5)\n" \
+"       credentials=FILE   oci://: 'user:password' for the registry\n" \
+"       plain_http         oci://: HTTP, not HTTPS\n"
+/* ... and what those reading an image take besides. */
+#define CLI_REMOTE_ITEMS CLI_REMOTE_HTTP_ITEMS \
+"       token=FILE         send 'Authorization: Bearer' with FILE's token\n" \
 "       cache_dir=DIR      where its blocks are kept for later runs and\n" \
 "                          mounts (default $XDG_CACHE_HOME/erofskit or\n" \
 "                          ~/.cache/erofskit; none: private, dropped at exit)\n" \
 "       cache_max=SIZE     bytes the cache directory keeps (default 2G),\n" \
 "                          least recently used out\n" \
-"       prefetch=all       fetch the whole image in the background\n" \
-"       credentials=FILE   oci://: 'user:password' for the registry\n" \
-"       plain_http         oci://: HTTP, not HTTPS\n"
+"       prefetch=all       fetch the whole image in the background\n"
 
 /* getopt_long with our messages: "erofskit mkfs: unknown option '-x'"
  * (getopt's own would name the subcommand alone).  optstring must not

@@ -612,7 +612,7 @@ int cmd_dump(int argc, char **argv)
 			}
 			break;
 		case 'o':
-			if (cli_remote_options(CMD, optarg, &oo))
+			if (cli_remote_options(CMD, CLI_REMOTE_READ, optarg, &oo))
 				return EXIT_USAGE;
 			break;
 		case OPT_DEVICE:

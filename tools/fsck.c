@@ -212,7 +212,8 @@ int cmd_fsck(int argc, char **argv)
 			break;
 		case OPT_WORKERS:
 			if (!cli_parse_count(optarg, 1, UINT32_MAX, &co.workers)) {
-				cli_error(CMD, "invalid worker count '%s'", optarg);
+				cli_error(CMD, "--workers: invalid worker count '%s' (1 or more)",
+					  optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -229,7 +230,7 @@ int cmd_fsck(int argc, char **argv)
 			quiet = true;
 			break;
 		case 'o':
-			if (cli_remote_options(CMD, optarg, &oo))
+			if (cli_remote_options(CMD, CLI_REMOTE_READ, optarg, &oo))
 				return EXIT_USAGE;
 			break;
 		case OPT_DEVICE:

@@ -173,15 +173,9 @@ static void usage(FILE *f)
 "                        linux/arm64 or linux/arm/v7 (default: linux and\n"
 "                        this machine's architecture)\n"
 "  -o OPT,...            with --oci oci://...: how to reach the registry:\n"
-"       insecure           do not verify the server's TLS certificate\n"
-"       cacert=FILE        trust the CA certificates in FILE (PEM)\n"
-"       credentials=FILE   'user:password' for the registry\n"
-"       plain_http         HTTP, not HTTPS\n"
+CLI_REMOTE_HTTP_ITEMS
 "       downloads=N        layers fetched at once, each over a connection\n"
 "                          of its own (default 3; 1 to 16)\n"
-"       header=NAME:VALUE  send a header with every request (repeatable)\n"
-"       timeout=SECONDS    connect and stall timeout (default 30)\n"
-"       retries=N          tries after a failure, with backoff (default 5)\n"
 "  --oci-layers OUTDIR   with --oci: one image per layer instead, named\n"
 "                        NNN-DIGEST.erofs from 001 at the bottom, whiteouts\n"
 "                        kept as with --aufs, for overlayfs to stack\n"
@@ -664,7 +658,8 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 			break;
 		case OPT_WORKERS:
 			if (!cli_parse_count(optarg, 1, UINT32_MAX, &o.workers)) {
-				cli_error(CMD, "invalid worker count '%s'", optarg);
+				cli_error(CMD, "--workers: invalid worker count '%s' (1 or more)",
+					  optarg);
 				return EXIT_USAGE;
 			}
 			break;
@@ -817,7 +812,7 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 			o.xattr_prefixes = ex->prefixes;
 			break;
 		case 'o':
-			if (cli_remote_options(CMD, optarg, &remote))
+			if (cli_remote_options(CMD, CLI_REMOTE_PULL, optarg, &remote))
 				return EXIT_USAGE;
 			o.http = &remote.http;
 			break;

@@ -554,7 +554,7 @@ static int parse_options(const char *arg, ek_open_options *oo, struct mount_ctx 
 	if (!copy)
 		return -1;
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int remote = cli_remote_option(CMD, tok, oo);
+		int remote = cli_remote_option(CMD, CLI_REMOTE_READ, tok, oo);
 
 		if (remote < 0) {
 			free(copy);
@@ -593,8 +593,11 @@ static int parse_options(const char *arg, ek_open_options *oo, struct mount_ctx 
 				return -1;
 			}
 		} else if (!strncmp(tok, "workers=", 8)) {
-			if (!cli_parse_count(tok + 8, 1, UINT32_MAX, &oo->workers))
-				goto bad;
+			if (!cli_parse_count(tok + 8, 1, UINT32_MAX, &oo->workers)) {
+				cli_error(CMD, "option '%s': a worker count, 1 or more", tok);
+				free(copy);
+				return -1;
+			}
 		} else if (!strncmp(tok, "uid=", 4) || !strncmp(tok, "gid=", 4)) {
 			if (!cli_parse_int(tok + 4, &iv) || iv < 0 || iv > UINT32_MAX)
 				goto bad;

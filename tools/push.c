@@ -18,7 +18,7 @@ static void usage(FILE *f)
 "\n"
 "options:\n"
 "  -o OPT,...     options of the registry:\n"
-CLI_REMOTE_ITEMS
+CLI_REMOTE_HTTP_ITEMS
 "  -h, --help     this text\n"
 "\n"
 "examples:\n"
@@ -43,7 +43,7 @@ int cmd_push(int argc, char **argv)
 	while ((c = cli_getopt(CMD, argc, argv, "ho:", longopts)) != -1) {
 		switch (c) {
 		case 'o':
-			if (cli_remote_options(CMD, optarg, &oo))
+			if (cli_remote_options(CMD, CLI_REMOTE_PUSH, optarg, &oo))
 				return EXIT_USAGE;
 			break;
 		case 'h':

@@ -55,6 +55,7 @@ void curlx_conf_from(struct curlx_conf *conf, const ek_http_options *o)
 		.timeout_ms = o && o->timeout_ms ? (long)o->timeout_ms : (long)CURLX_TIMEOUT_MS,
 		.retries = !o || !o->retries ? CURLX_RETRIES :
 			   o->retries == EK_HTTP_NO_RETRIES ? 0 : o->retries,
+		.headers = o ? o->headers : NULL,
 	};
 }
 

@@ -22,6 +22,9 @@ struct curlx_conf {
 	const char *cacert;      /* CA bundle, NULL = the system's */
 	long timeout_ms;         /* connect and stall */
 	unsigned int retries;
+	/* The user's, "Name: value", NULL-terminated: httpreq.c sends them
+	 * with every request (http.c keeps a list of its own). */
+	const char *const *headers;
 };
 
 /*

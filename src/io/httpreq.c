@@ -216,10 +216,22 @@ static CURLcode perform(CURL *c, const struct httpreq *rq, struct exchange *x,
 	return e;
 }
 
+static bool append_headers(struct curl_slist **list, const char *const *h)
+{
+	struct curl_slist *l;
+
+	for (; h && *h; h++) {
+		l = libcurl.slist_append(*list, *h);
+		if (!l)
+			return false;
+		*list = l;
+	}
+	return true;
+}
+
 int httpreq_run(const struct httpreq *rq, struct httpans *ans)
 {
 	struct curl_slist *headers = NULL, *l;
-	const char *const *h;
 	unsigned int attempt;
 	uint64_t resume_at = 0;      /* answer_fd: bytes a try left there */
 	CURLcode e = CURLE_FAILED_INIT;
@@ -227,12 +239,10 @@ int httpreq_run(const struct httpreq *rq, struct httpans *ans)
 
 	memset(ans, 0, sizeof(*ans));
 	ans->content_length = -1;
-	for (h = rq->headers; h && *h; h++) {
-		l = libcurl.slist_append(headers, *h);
-		if (!l)
-			goto no_memory;
-		headers = l;
-	}
+	/* The request's own headers, then the user's. */
+	if (!append_headers(&headers, rq->headers) ||
+	    !append_headers(&headers, rq->conf->headers))
+		goto no_memory;
 	if (rq->auth) {
 		l = libcurl.slist_append(headers, rq->auth);
 		if (!l)

@@ -70,7 +70,7 @@ usage_error "$E" mkfs -U 0123abcd-4567-89ef-fedc-ba98765432100 out.img src # 33 
 usage_error "$E" mkfs -U 0123abcd-4567-89ef-fedc-ba98765432zz out.img src
 usage_error "$E" mkfs -L 0123456789abcdef out.img src;  says 15
 usage_error "$E" mkfs -L ééééééééé out.img src        # 9 characters, 18 bytes
-usage_error "$E" mkfs --workers 0 out.img src;          says 0
+usage_error "$E" mkfs --workers 0 out.img src;          says "worker count '0' (1 or more)"
 usage_error "$E" mkfs --workers abc out.img src
 usage_error "$E" mkfs --workers 2K out.img src;         says "worker count '2K'"   # a count, not a size
 usage_error "$E" mkfs -E bogus out.img src
@@ -109,7 +109,7 @@ usage_error "$E" fsck;                       says "usage: erofskit fsck"
 usage_error "$E" fsck --bogus good.img;      says bogus
 usage_error "$E" fsck good.img extra;        says "usage: erofskit fsck"
 usage_error "$E" fsck --extract;             says extract
-usage_error "$E" fsck --workers 0 good.img;  says 0
+usage_error "$E" fsck --workers 0 good.img;  says "worker count '0' (1 or more)"
 usage_error "$E" fsck --workers x good.img
 usage_error "$E" fsck --workers 0x2 good.img; says 0x2
 usage_error "$E" fsck --engine bogus good.img;  says bogus
@@ -155,6 +155,22 @@ mkdir -p mnt
 usage_error "$E" mount -o engine=bogus good.img mnt;    says engine=bogus
 usage_error "$E" mount -o engine=liblzma,engine=lzma good.img mnt; says "builtin or liblzma"
 usage_error "$E" mount -o cache=x good.img mnt;         says cache=x
+usage_error "$E" mount -o workers=0 good.img mnt;       says "workers=0': a worker count, 1 or more"
+# An option of images at URLs that a command would only ignore is refused
+# by name, with who takes it.
+usage_error "$E" mount -o downloads=2 good.img mnt
+says "'downloads=2': only mkfs --oci takes it"
+usage_error "$E" fsck -o downloads=2 good.img;          says "only mkfs --oci takes it"
+usage_error "$E" push -o cache_dir=c good.img oci://127.0.0.1:1/a/b:c
+says "only fsck, dump and mount take it"
+usage_error "$E" mkfs --oci oci://127.0.0.1:1/a/b:c -o prefetch=all out.img
+says "only fsck, dump and mount"
+usage_error "$E" mkfs --oci oci://127.0.0.1:1/a/b:c -o token=t out.img
+says "'token=t': only fsck"
+usage_error "$E" dump -o cacert= good.img;              says "'cacert=': a name is missing"
+usage_error "$E" push -o nope good.img oci://127.0.0.1:1/a/b:c
+says "(they are: insecure, cacert=FILE, header=H, timeout=S, retries=N,"
+says "retries=N, credentials=FILE, plain_http)"
 usage_error "$E" mount good.img;                        says "IMAGE and DIR"
 mountpoint -q mnt && fail "a refused mount left mnt mounted"
 

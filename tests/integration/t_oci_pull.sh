@@ -367,10 +367,13 @@ note "token authentication: an anonymous pull token"
 stop_registry
 start_registry token
 R=oci://127.0.0.1:$REGISTRY_PORT/erofskit/app
-"$E" mkfs --oci "$R:v1" -o "$CA" -zlz4hc -q -T0 token.erofs || fail "mkfs --oci with a token"
+# header= goes with the registry's requests too (the token's among them).
+"$E" mkfs --oci "$R:v1" -o "$CA,header=X-Erofskit-Test: pull" -zlz4hc -q -T0 token.erofs ||
+	fail "mkfs --oci with a token"
 cmp want.erofs token.erofs || fail "with a token, another image"
 grep -q '^anonymous repository:erofskit/app:pull 200$' "$TOKEN_LOG" ||
 	fail "no anonymous pull token: $(cat "$TOKEN_LOG")"
+grep -qx 'header pull' "$TOKEN_LOG" || fail "-o header= was not sent: $(cat "$TOKEN_LOG")"
 stop_registry
 
 note "Basic authentication: refused without credentials, the same image with them"

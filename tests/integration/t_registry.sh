@@ -30,7 +30,8 @@ for mode in open basic token token-basic; do
 		creds=",credentials=$T/cred"
 		;;
 	esac
-	ref=$("$EROFSKIT" push -o "$CA$creds" "$T/img.erofs" "$R:v1") || fail "$mode: push"
+	ref=$("$EROFSKIT" push -o "$CA$creds,header=X-Erofskit-Test: push" \
+		"$T/img.erofs" "$R:v1") || fail "$mode: push"
 	[[ $ref == "$R@sha256:"* ]] || fail "$mode: push printed '$ref'"
 	for r in "$R:v1" "$ref"; do
 		rm -rf "$T/x"
@@ -44,6 +45,11 @@ for mode in open basic token token-basic; do
 	# The registry names the actions in either order (a Go map's).
 	token-basic) grep -qE '^basic repository:erofskit/test:(pull,push|push,pull) 200$' "$TOKEN_LOG" ||
 		fail "token-basic: no push token for the user: $(cat "$TOKEN_LOG")" ;;
+	esac
+	# header= goes with every request, the registry's (its token's) too.
+	case $mode in
+	token*) grep -qx 'header push' "$TOKEN_LOG" ||
+		fail "$mode: push -o header= was not sent: $(cat "$TOKEN_LOG")" ;;
 	esac
 	stop_registry
 done

@@ -11,7 +11,8 @@ must carry Basic credentials for U:P (else 401); without, anyone gets a
 token (anonymous pull).  Tokens are good for --lifetime seconds (default
 600; the registry allows 60 s of clock skew past a token's expiry, which
 is taken off here).  Every request is logged as "AUTH SCOPE STATUS",
-AUTH being "basic" or "anonymous".
+AUTH being "basic" or "anonymous"; a request with an X-Erofskit-Test
+header logs a line "header VALUE" before (for the tests of -o header=).
 """
 import argparse
 import base64
@@ -43,6 +44,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         # Logged before the answer leaves: a client that has its answer
         # finds it in the log.
         with open(self.server.log, "a") as f:
+            if self.headers.get("X-Erofskit-Test"):
+                f.write("header %s\n" % self.headers["X-Erofskit-Test"])
             f.write("%s %s %d\n" % (auth, scope, status))
         self.send_response(status)
         self.send_header("Content-Type", "application/json")

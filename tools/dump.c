@@ -376,6 +376,16 @@ static int dump_inode(ek_image *img, const char *path, ek_nid nid, bool json,
 		path = label;
 	if (!ret)
 		ret = ek_inode_get(img, nid, &inode, err);
+	if (ret && path == label && ek_is_image_error(ret)) {
+		/* A nid the user gave, not one the image holds: no inode is
+		 * there, rather than a damaged one (as for a missing path). */
+		size_t len = strlen(err->message);
+
+		snprintf(err->message + len, sizeof(err->message) - len,
+			 " (is %llu an inode's nid? dump --ls and --path show them)",
+			 (unsigned long long)nid);
+		return -ENOENT;
+	}
 	if (ret)
 		return ret;
 	st = ek_inode_stat(inode);

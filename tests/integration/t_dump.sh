@@ -174,6 +174,14 @@ PY
 		grep -qF "/dir/no-such-file" "$T/err" || { cat "$T/err" >&2; fail "dump $opt of a missing path: no message naming it"; }
 		[ ! -s "$T/out" ] || fail "dump $opt of a missing path wrote to stdout"
 	done
+	# A --nid where no inode is, past the image's end or inside another
+	# inode, is the user's mistake (exit 2), not damage (exit 1).
+	for nid in 99999999 3; do
+		expect_exit 2 "$EROFSKIT" dump --nid $nid "$img" 2>"$T/err" >"$T/out"
+		grep -qF "is $nid an inode's nid?" "$T/err" ||
+			{ cat "$T/err" >&2; fail "dump --nid $nid: $(cat "$T/err")"; }
+		[ ! -s "$T/out" ] || fail "dump --nid $nid wrote to stdout"
+	done
 	# A path through a file, and --ls of a file, are errors too.
 	expect_exit 2 "$EROFSKIT" dump --path /dir/small.txt/x "$img" 2>"$T/err" >/dev/null
 	expect_exit 2 "$EROFSKIT" dump --ls /dir/small.txt "$img" 2>"$T/err" >"$T/out"

@@ -55,27 +55,41 @@ struct pullahead {
 	size_t nfetchers;
 	pthread_mutex_t lock;
 	pthread_cond_t changed;     /* any slot's state or bytes */
+	/* Progress is told outside lock (the caller's callback may take its
+	 * time; readers wait on lock), newest first: a total counted before
+	 * one already told is not told after it. */
+	pthread_mutex_t report_lock;
+	uint64_t counted, told;     /* totals counted (under lock) and told */
 };
 
 /* A fetch's progress, on its thread: the readers hear of the bytes, the
- * build's progress of the whole (under the lock, so that it never goes
- * back when two fetchers report at once). */
+ * build's progress of the whole, in the order the totals were counted
+ * (two fetchers reporting at once must not make it go back). */
 static bool on_bytes(void *ctx, uint64_t bytes)
 {
 	struct fetcher *f = ctx;
 	struct pullahead *a = f->owner;
 	struct slot *s = &a->slots[f->blob];
+	uint64_t fetched, count;
 	bool go;
 
 	pthread_mutex_lock(&a->lock);
 	/* (A download started again, a 200 to a Range, counts down.) */
 	a->fetched = a->fetched - s->avail + bytes;
 	s->avail = bytes;
+	fetched = a->fetched;
+	count = ++a->counted;
 	go = !a->stop && f->blob < a->failed_from;
 	pthread_cond_broadcast(&a->changed);
-	if (a->progress)
-		a->progress(a->ctx, a->fetched);
 	pthread_mutex_unlock(&a->lock);
+	if (a->progress) {
+		pthread_mutex_lock(&a->report_lock);
+		if (count > a->told) {
+			a->told = count;
+			a->progress(a->ctx, fetched);
+		}
+		pthread_mutex_unlock(&a->report_lock);
+	}
 	return go && !cancel_requested(a->cancel);
 }
 
@@ -235,6 +249,7 @@ static void pullahead_free(struct pullahead *a)
 			close(a->slots[i].fd);
 	pthread_cond_destroy(&a->changed);
 	pthread_mutex_destroy(&a->lock);
+	pthread_mutex_destroy(&a->report_lock);
 	free(a->fetchers);
 	free(a->slots);
 	free(a);
@@ -306,6 +321,7 @@ int pullahead_start(struct ocipull *pull, const struct pullahead_blob *blobs, si
 		s->fd = -1;
 	}
 	pthread_mutex_init(&a->lock, NULL);
+	pthread_mutex_init(&a->report_lock, NULL);
 	pthread_cond_init(&a->changed, NULL);
 	ret = start_fetchers(a, downloads, err);
 	if (ret) {

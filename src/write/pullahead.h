@@ -27,8 +27,10 @@ struct pullahead_blob {
 	uint64_t size;
 };
 
-/* Called on a fetching thread as a blob's bytes land, one call at a time:
- * the bytes of all blobs on disk so far. */
+/* Called on a fetching thread as a blob's bytes land, one call at a time,
+ * and with no lock of the fetch held (readers do not wait on it): the
+ * bytes of all blobs on disk so far, never a total counted before one
+ * already told. */
 typedef void (*pullahead_progress_fn)(void *ctx, uint64_t fetched);
 
 /* Start fetching blobs[0..n) (copied), started in order, downloads at

@@ -427,37 +427,26 @@ static void layer_done(void *ctx, size_t index, size_t count, const char *image,
 		       (unsigned long long)st->files, (unsigned long long)st->image_bytes);
 }
 
-/*
- * With --block-list-file the image and its list appear together: the
- * image is built under IMAGE.tmp.PID.list, its list written from that,
- * and only then is it renamed IMAGE.  A list that cannot be written
- * (its directory missing, a name with white space) leaves IMAGE as it
- * was.  *list_failed tells the list's failure from the build's.
- */
-static int build_listed(enum source_kind kind, const char *image, const char *source,
-			const ek_build_options *o, const char *list, ek_build_stats *stats,
-			bool *list_failed, ek_error *err)
-{
-	struct stat st;
-	char *tmp;
-	int ret;
+/* --block-list-file, written before the image takes its name. */
+struct block_list {
+	const char *path;
+	uint64_t image_offset;
+	const char *mount_point;
+	bool failed;                /* the list's failure, not the build's */
+};
 
-	*list_failed = false;
-	/* What the library would refuse at IMAGE, refused before the work. */
-	if (stat(image, &st) == 0 && !S_ISREG(st.st_mode))
-		return cli_fail(err, -EEXIST, "%s exists and is not a regular file", image);
-	if (asprintf(&tmp, "%s.tmp.%ld.list", image, (long)getpid()) < 0)
-		return cli_fail(err, -ENOMEM, "out of memory");
-	ret = build_from(kind, tmp, source, o, stats, err);
-	if (!ret) {
-		ret = write_block_list(tmp, o->image_offset, o->mount_point, list, err);
-		*list_failed = ret != 0;
-	}
-	if (!ret && rename(tmp, image) < 0)
-		ret = cli_fail(err, -errno, "%s: %s", image, strerror(errno));
-	if (ret)
-		unlink(tmp);
-	free(tmp);
+/*
+ * The image and its list appear together: the library calls this with
+ * the finished image under its temporary name, and renames it only if
+ * the list was written.  A list that cannot be written (its directory
+ * missing, a name with white space) leaves IMAGE as it was.
+ */
+static int write_list_before_commit(void *ctx, const char *path, ek_error *err)
+{
+	struct block_list *l = ctx;
+	int ret = write_block_list(path, l->image_offset, l->mount_point, l->path, err);
+
+	l->failed = ret != 0;
 	return ret;
 }
 
@@ -617,7 +606,7 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 	ek_build_stats stats;
 	struct cli_progress prog;
 	bool quiet = false, json = false, tar = false, block_size_set = false, to_stdout;
-	bool list_failed = false;
+	struct block_list list = { NULL, 0, NULL, false };
 	const char *sde, *image, *source, *oci = NULL, *oci_layers = NULL, *metabox_alg = NULL;
 	const char *product_out = NULL, *block_list = NULL;
 	enum source_kind kind;
@@ -943,16 +932,21 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 		o.progress = progress;
 		o.progress_ctx = &prog;
 	}
+	if (block_list) {
+		list.path = block_list;
+		list.image_offset = o.image_offset;
+		list.mount_point = o.mount_point;
+		o.before_commit = write_list_before_commit;
+		o.before_commit_ctx = &list;
+	}
 	if (to_stdout)
 		ret = build_to_stdout(kind, source, &o, &stats, &err);
-	else if (block_list)
-		ret = build_listed(kind, image, source, &o, block_list, &stats, &list_failed, &err);
 	else
 		ret = build_from(kind, image, source, &o, &stats, &err);
 	cli_progress_done(&prog);
 	if (ret && json)
 		print_json(image, &stats, err.message);
-	if (ret && list_failed) {
+	if (ret && list.failed) {
 		cli_error(CMD, "%s (the image was not written)", err.message);
 		return EXIT_USAGE;
 	}

@@ -322,6 +322,14 @@ typedef struct ek_build_options {
 
 	ek_progress_fn progress;
 	void *progress_ctx;
+	/* Called once the image is whole and flushed, before it takes its
+	 * name: path names it until then (ek_open reads it there, at
+	 * image_offset).  Non-zero, with err filled, fails the build as any
+	 * failure does: the image goes, and a file at its path stays as it
+	 * was.  mkfs --block-list-file writes its list here, so that the
+	 * image and its list appear together or not at all.  NULL: none. */
+	int (*before_commit)(void *ctx, const char *path, ek_error *err);
+	void *before_commit_ctx;
 } ek_build_options;
 
 typedef struct ek_build_stats {

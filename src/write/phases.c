@@ -144,6 +144,8 @@ int build_open_image(struct build *b, const char *image_path)
 	if (!ret) {
 		writer_shift(b->w, b->o.image_offset);
 		writer_watch(b->w, b->o.cancel);
+		if (b->o.before_commit)
+			writer_before_rename(b->w, b->o.before_commit, b->o.before_commit_ctx);
 	}
 	if (!ret && b->o.blob_path && !strcmp(b->o.blob_path, image_path))
 		ret = err_fail(b->err, -EINVAL, "--blobdev %s: the image itself", image_path);

@@ -25,6 +25,8 @@ struct writer {
 	uint64_t unflushed;        /* bytes written since writeback started */
 	uint64_t base;             /* where offset 0 lies in the file */
 	const volatile int *cancel;
+	int (*before_rename)(void *ctx, const char *name, ek_error *err);
+	void *before_rename_ctx;
 };
 
 /* The image is flushed before it is renamed into place; starting the
@@ -116,6 +118,13 @@ int writer_open(const char *target, struct writer **out, ek_error *err)
 void writer_watch(struct writer *w, const volatile int *cancel)
 {
 	w->cancel = cancel;
+}
+
+void writer_before_rename(struct writer *w, int (*hook)(void *ctx, const char *name,
+							ek_error *err), void *ctx)
+{
+	w->before_rename = hook;
+	w->before_rename_ctx = ctx;
 }
 
 void writer_shift(struct writer *w, uint64_t base)
@@ -264,6 +273,8 @@ int writer_commit(struct writer *w, uint64_t size, ek_error *err)
 	if (close(w->fd) < 0 && !ret)
 		ret = err_fail(err, -errno, "closing %s: %s", w->target, strerror(errno));
 	w->fd = -1;
+	if (!ret && w->before_rename)
+		ret = w->before_rename(w->before_rename_ctx, w->tmp, err);
 	if (!ret && rename(w->tmp, w->target) < 0)
 		ret = err_fail(err, -errno, "renaming %s to %s: %s", w->tmp, w->target,
 			      strerror(errno));

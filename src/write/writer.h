@@ -29,6 +29,11 @@ int writer_pwrite_unhashed(struct writer *w, uint64_t off, const void *buf,
 int writer_discard(struct writer *w, uint64_t off, uint64_t len, ek_error *err);
 /* 128-bit digest of everything hashed so far. */
 void writer_digest(struct writer *w, uint8_t out[16]);
+/* Call hook(ctx, name, err) at the commit, once the file is whole and
+ * flushed under its temporary name, before the rename: non-zero (err
+ * filled) fails the commit, and the file goes. */
+void writer_before_rename(struct writer *w, int (*hook)(void *ctx, const char *name,
+							ek_error *err), void *ctx);
 /* Set the final size, flush, rename over the target. Frees w. */
 int writer_commit(struct writer *w, uint64_t size, ek_error *err);
 /* Remove the temporary file. Frees w.  Safe with NULL. */

@@ -1,7 +1,7 @@
 /*
  * ek_build(): the fixture build's statistics, refused builds (missing or
  * non-directory source, bad block sizes) that leave no target and keep an
- * existing one, and the fixture tree again with 512-byte blocks, -T and
+ * existing one, the hook before the commit, and the fixture tree again with 512-byte blocks, -T and
  * all-root, read back through the whole API; and with chunk-based files.
  */
 #include <dirent.h>
@@ -71,6 +71,74 @@ static void test_build_errors(void **state)
 	assert_int_equal(write_copy(target, (const uint8_t *)"keep", 4), 0);
 	ek_build_options_init(&o);
 	assert_true(ek_build(target, missing, &o, NULL, &err) < 0);
+	assert_int_equal(load_file(target, &back, &back_size), 0);
+	assert_int_equal(back_size, 4);
+	assert_memory_equal(back, "keep", 4);
+	free(back);
+	unlink(target);
+	assert_int_equal(count_entries(g.dir), 2);
+}
+
+/* ------------------------------------------------------------ before_commit */
+
+struct commit_seen {
+	unsigned int calls;
+	int answer;                 /* what the hook returns */
+	char path[200];
+	uint64_t blocks;            /* of the image it opened there */
+};
+
+static int see_commit(void *ctx, const char *path, ek_error *err)
+{
+	struct commit_seen *s = ctx;
+	ek_image *img = NULL;
+	ek_super_info si;
+
+	s->calls++;
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	/* The image is whole under its temporary name. */
+	assert_int_equal(ek_open(path, NULL, &img, err), 0);
+	ek_get_super_info(img, &si);
+	s->blocks = si.blocks;
+	ek_close(img);
+	if (s->answer) {
+		err->code = s->answer;
+		snprintf(err->message, sizeof(err->message), "the hook says no");
+	}
+	return s->answer;
+}
+
+/* The hook sees the finished image before it takes its name; its refusal
+ * fails the build, leaving the target as it was and no temporary file. */
+static void test_build_before_commit(void **state)
+{
+	struct commit_seen seen = { 0 };
+	ek_build_options o;
+	ek_build_stats st;
+	ek_error err = { 0, "" };
+	char target[160];
+	uint8_t *back = NULL;
+	size_t back_size = 0;
+
+	(void)state;
+	snprintf(target, sizeof(target), "%s/hooked.img", g.dir);
+	ek_build_options_init(&o);
+	o.before_commit = see_commit;
+	o.before_commit_ctx = &seen;
+	if (ek_build(target, g.src, &o, &st, &err))
+		fail_msg("ek_build: %s", err.message);
+	assert_int_equal(seen.calls, 1);
+	assert_string_not_equal(seen.path, target);
+	assert_int_not_equal(access(seen.path, F_OK), 0);   /* renamed */
+	assert_int_equal(seen.blocks * 4096, st.image_bytes);
+
+	/* Refused: the build fails with the hook's error, the image stays. */
+	assert_int_equal(write_copy(target, (const uint8_t *)"keep", 4), 0);
+	seen.answer = -EXDEV;
+	expect_error(ek_build(target, g.src, &o, NULL, &err), -EXDEV, &err);
+	assert_string_equal(err.message, "the hook says no");
+	assert_int_equal(seen.calls, 2);
+	assert_int_not_equal(access(seen.path, F_OK), 0);   /* removed */
 	assert_int_equal(load_file(target, &back, &back_size), 0);
 	assert_int_equal(back_size, 4);
 	assert_memory_equal(back, "keep", 4);
@@ -259,6 +327,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_build_stats),
 		cmocka_unit_test(test_build_errors),
+		cmocka_unit_test(test_build_before_commit),
 		cmocka_unit_test(test_build_512),
 		cmocka_unit_test(test_build_chunks),
 	};

@@ -25,6 +25,21 @@ static unsigned int count_entries(const char *dir)
 
 /* ------------------------------------------------------------ build */
 
+/* target still holds "keep" (put there before a failed build); then it
+ * goes, and the directory holds only what the fixture made. */
+static void expect_kept(const char *target)
+{
+	uint8_t *back = NULL;
+	size_t back_size = 0;
+
+	assert_int_equal(load_file(target, &back, &back_size), 0);
+	assert_int_equal(back_size, 4);
+	assert_memory_equal(back, "keep", 4);
+	free(back);
+	unlink(target);
+	assert_int_equal(count_entries(g.dir), 2);
+}
+
 static void test_build_stats(void **state)
 {
 	(void)state;
@@ -42,8 +57,6 @@ static void test_build_errors(void **state)
 	ek_build_options o;
 	ek_error err = { 0, "" };
 	char target[160], missing[160], file[160];
-	uint8_t *back = NULL;
-	size_t back_size = 0;
 	int ret;
 
 	(void)state;
@@ -71,12 +84,7 @@ static void test_build_errors(void **state)
 	assert_int_equal(write_copy(target, (const uint8_t *)"keep", 4), 0);
 	ek_build_options_init(&o);
 	assert_true(ek_build(target, missing, &o, NULL, &err) < 0);
-	assert_int_equal(load_file(target, &back, &back_size), 0);
-	assert_int_equal(back_size, 4);
-	assert_memory_equal(back, "keep", 4);
-	free(back);
-	unlink(target);
-	assert_int_equal(count_entries(g.dir), 2);
+	expect_kept(target);
 }
 
 /* ------------------------------------------------------------ before_commit */
@@ -117,8 +125,6 @@ static void test_build_before_commit(void **state)
 	ek_build_stats st;
 	ek_error err = { 0, "" };
 	char target[160];
-	uint8_t *back = NULL;
-	size_t back_size = 0;
 
 	(void)state;
 	snprintf(target, sizeof(target), "%s/hooked.img", g.dir);
@@ -139,12 +145,7 @@ static void test_build_before_commit(void **state)
 	assert_string_equal(err.message, "the hook says no");
 	assert_int_equal(seen.calls, 2);
 	assert_int_not_equal(access(seen.path, F_OK), 0);   /* removed */
-	assert_int_equal(load_file(target, &back, &back_size), 0);
-	assert_int_equal(back_size, 4);
-	assert_memory_equal(back, "keep", 4);
-	free(back);
-	unlink(target);
-	assert_int_equal(count_entries(g.dir), 2);
+	expect_kept(target);
 }
 
 /* ------------------------------------------------------------ 512 */

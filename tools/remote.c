@@ -1,6 +1,6 @@
-/* The options of images at http:// and https:// URLs, one spelling for
- * every subcommand: mount takes them among its -o, fsck and dump in a -o
- * of their own. */
+/* The options of images at http:// and https:// URLs and of registries,
+ * one spelling for every subcommand: mount takes them among its -o, fsck,
+ * dump, mkfs --oci and push in a -o of their own, each those it uses. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -111,7 +111,7 @@ SETTER(set_header)
 SETTER(set_cache_dir)
 {
 	/* Absolute: the mount server leaves the working directory. */
-	char *abs = strcmp(val, "none") && val[0] != '/' ? realpath_dir(val) : NULL;
+	char *abs = *val && strcmp(val, "none") && val[0] != '/' ? realpath_dir(val) : NULL;
 	int ret = set_name(cmd, tok, abs ? abs : val, &h->cache_dir);
 
 	free(abs);

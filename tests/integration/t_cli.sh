@@ -168,6 +168,7 @@ says "only fsck, dump and mount"
 usage_error "$E" mkfs --oci oci://127.0.0.1:1/a/b:c -o token=t out.img
 says "'token=t': only fsck"
 usage_error "$E" dump -o cacert= good.img;              says "'cacert=': a name is missing"
+usage_error "$E" fsck -o cache_dir= good.img;           says "'cache_dir=': a name is missing"
 usage_error "$E" push -o nope good.img oci://127.0.0.1:1/a/b:c
 says "(they are: insecure, cacert=FILE, header=H, timeout=S, retries=N,"
 says "retries=N, credentials=FILE, plain_http)"

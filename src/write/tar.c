@@ -1223,7 +1223,8 @@ static int open_archive(struct tar_reader *r, const struct tar_layer *l)
 	libarchive.read_support_filter_all(r->a);
 	/* Index mode reads headers only: it skips the data (unless the
 	 * whole tar is copied). */
-	ret = tarstream_open(l->path, l->feed, r->source, l->verify ? &l->expect : NULL,
+	ret = tarstream_open(l->path, l->feed, r->source,
+			     l->verify && !r->survey ? &l->expect : NULL,
 			     r->b->o.tar_index && !r->copy, &r->stream, r->b->err);
 	if (!ret && r->copy)
 		tarstream_copy_to(r->stream, r->copy);
@@ -1354,6 +1355,32 @@ static int read_entries(struct tar_reader *r)
 	}
 }
 
+/*
+ * The survey reads a layer without checking its digests: the build's
+ * pass reads it again and checks what it reads (hashing each blob and
+ * its tar in both passes was a fifth of a three-layer root filesystem's
+ * build).  A layer the survey fails on is checked then, so that a blob
+ * that is not what its digest names says so first, as in the build's.
+ */
+static int survey_blame(struct tar_reader *r, const struct tar_layer *l, int ret)
+{
+	struct tarstream *s = NULL;
+	ek_error why = { 0, "" };
+	int checked;
+
+	if (!l->verify || ret == -ECANCELED || ret == -ENOMEM)
+		return ret;
+	/* (A blob its manifest names and the layout lacks fails the open.) */
+	checked = tarstream_open(l->path, l->feed, r->source, &l->expect, false, &s, &why);
+	if (!checked)
+		checked = tarstream_finish(s, true, &why);
+	tarstream_close(s);
+	if (checked != -EUCLEAN)
+		return ret;
+	*r->b->err = why;
+	return checked;
+}
+
 /* One archive into the tree: its entries, then its hard links to
  * entries further on, then (flattening) its whiteouts. */
 static int read_layer(struct tar_reader *r, const struct tar_layer *l, uint32_t layer)
@@ -1382,6 +1409,8 @@ static int read_layer(struct tar_reader *r, const struct tar_layer *l, uint32_t 
 		r->copy_size = tarstream_copied(r->stream);
 	}
 	close_archive(r);
+	if (ret && r->survey)
+		ret = survey_blame(r, l, ret);
 	if (!ret)
 		ret = resolve_deferred_links(r);
 	if (!ret && r->flatten)
@@ -1417,8 +1446,8 @@ static int start_tree(struct tar_reader *r)
  * at the end into *live.  A file a later layer deletes or replaces would
  * otherwise be in the image for nothing (layers are streams: its data is
  * written before the deletion is read).  It costs a second decompression
- * of every layer, and a second check of its digest: the build reads the
- * blob again, and what it reads is what must match.
+ * of every layer; their digests are checked by the build's pass only
+ * (survey_blame): what the build reads is what must match.
  */
 static int survey_layers(const struct tar_layer *layers, size_t count, const ek_build_options *opts,
 			 uint64_t input_total, uint64_t **live, size_t *nlive, ek_error *err)

@@ -677,6 +677,7 @@ int cmd_mount(int argc, char **argv)
 	char *fuse_opts = calloc(1, 1), *image = NULL, *dir = NULL, *arg_image = NULL;
 	bool foreground = false, debug = false, io_asked = false;
 	int i, prefetch_all, verdict_fd = -1, ret = EXIT_USAGE;
+	struct stat st;
 	ek_error err;
 
 	/* Before any thread: a fork keeps the arenas they made, and the
@@ -726,6 +727,17 @@ int cmd_mount(int argc, char **argv)
 	if (!arg_image || !dir) {
 		cli_error(CMD, "expected IMAGE and DIR");
 		cli_usage_error(CMD, usage);
+		goto out;
+	}
+	/* Said by name before any work (FUSE would say it in words of its
+	 * own, and then so would we). */
+	if (stat(dir, &st) < 0) {
+		cli_error(CMD, "%s: %s", dir, errno == ENOENT ? "no such directory" :
+			  strerror(errno));
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		cli_error(CMD, "%s: not a directory", dir);
 		goto out;
 	}
 	/* The server changes to / when it detaches: keep an absolute path. */

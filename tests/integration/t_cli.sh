@@ -173,6 +173,8 @@ usage_error "$E" push -o nope good.img oci://127.0.0.1:1/a/b:c
 says "(they are: insecure, cacert=FILE, header=H, timeout=S, retries=N,"
 says "retries=N, credentials=FILE, plain_http)"
 usage_error "$E" mount good.img;                        says "IMAGE and DIR"
+usage_error "$E" mount good.img no-such-dir;            says "no-such-dir: no such directory"
+usage_error "$E" mount good.img good.img;               says "good.img: not a directory"
 mountpoint -q mnt && fail "a refused mount left mnt mounted"
 
 note "fsck progress: on a terminal only"

@@ -58,7 +58,8 @@ int extract_init(struct extractor *x, const char *dir, ek_error *err)
 	x->dir = dir;
 	x->rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (x->rootfd < 0)
-		return err_fail(err, -errno, "%s: %s", dir, strerror(errno));
+		return err_fail(err, -errno, "%s: cannot extract into it: %s", dir,
+				errno == ENOTDIR ? "not a directory" : strerror(errno));
 	learn_creation(x);
 	return 0;
 }

@@ -427,6 +427,16 @@ static void layer_done(void *ctx, size_t index, size_t count, const char *image,
 		       (unsigned long long)st->files, (unsigned long long)st->image_bytes);
 }
 
+/* Whether IMAGE and SOURCE look given the other way round: the source
+ * missing, and a directory where the image would be written. */
+static bool swapped(const char *image, const char *source)
+{
+	struct stat st;
+
+	return stat(source, &st) < 0 && errno == ENOENT && stat(image, &st) == 0 &&
+	       S_ISDIR(st.st_mode);
+}
+
 /* --block-list-file, written before the image takes its name. */
 struct block_list {
 	const char *path;
@@ -950,9 +960,13 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 		cli_error(CMD, "%s (the image was not written)", err.message);
 		return EXIT_USAGE;
 	}
-	if (ret)
-		return build_failed(ret, kind, to_stdout ? "nothing was written" :
-				    "the image was not written", &err);
+	if (ret) {
+		ret = build_failed(ret, kind, to_stdout ? "nothing was written" :
+				   "the image was not written", &err);
+		if (kind == FROM_DIR && !to_stdout && swapped(image, source))
+			cli_error(CMD, "(the image comes first: erofskit mkfs IMAGE SOURCE)");
+		return ret;
+	}
 	if (json)
 		print_json(image, &stats, NULL);
 	else if (!quiet)

@@ -298,13 +298,26 @@ static int too_big_to_mount(const struct codec *c, uint32_t size, uint32_t bs, e
 			c->name, c->cluster_blocks_max, c->cluster_blocks_max * bs, bs);
 }
 
+/* Whether pc is whole blocks, as many as a cluster may have; else err
+ * says so, for what (the "cluster size", the "metabox cluster", ...). */
+static bool cluster_fits(const char *what, uint32_t pc, uint32_t bs, ek_error *err)
+{
+	/* 1 MiB, or 2047 blocks where blocks are smaller than 4 KiB */
+	uint32_t max = Z_CBLKCNT_MASK * bs < EROFS_MAX_PCLUSTER_BYTES ? Z_CBLKCNT_MASK * bs
+								    : EROFS_MAX_PCLUSTER_BYTES;
+
+	if (pc && !(pc % bs) && pc <= max)
+		return true;
+	err_fail(err, -EINVAL, "%s %u: a cluster is whole %u-byte blocks, %u bytes at most",
+		 what, pc, bs, max);
+	return false;
+}
+
 /* A compressed cluster's size, -C's or a --compress-hints rule's. */
 static int check_cluster(const struct codec *c, uint32_t pc, uint32_t bs, ek_error *err)
 {
-	if (!pc || pc % bs || pc > EROFS_MAX_PCLUSTER_BYTES || pc / bs > Z_CBLKCNT_MASK)
-		return err_fail(err, -EINVAL,
-				"cluster size %u is not a multiple of the %u-byte block up to 1 MiB (%u blocks at most)",
-				pc, bs, Z_CBLKCNT_MASK);
+	if (!cluster_fits("cluster size", pc, bs, err))
+		return -EINVAL;
 	return too_big_to_mount(c, pc, bs, err);
 }
 
@@ -399,20 +412,15 @@ static int check_layouts(const ek_build_options *o, ek_error *err)
 			    (chosen(o->fragments) && o->fragments)))
 		return err_fail(err, -EINVAL,
 				"tail packing and fragments are layouts of compressed files: they need a compressor");
-	if (o->fragment_cluster && (o->fragment_cluster % o->block_size ||
-				    o->fragment_cluster / o->block_size > Z_CBLKCNT_MASK))
-		return err_fail(err, -EINVAL,
-				"packed inode cluster %u is not a multiple of the %u-byte block up to 1 MiB",
-				o->fragment_cluster, o->block_size);
+	if (o->fragment_cluster &&
+	    !cluster_fits("packed inode cluster", o->fragment_cluster, o->block_size, err))
+		return -EINVAL;
 	if (!o->metabox_cluster)
 		return 0;
 	if (!compressed)
 		return err_fail(err, -EINVAL, "the metabox (-m) is compressed: it needs a compressor");
-	if (o->metabox_cluster % o->block_size || o->metabox_cluster > EROFS_MAX_PCLUSTER_BYTES ||
-	    o->metabox_cluster / o->block_size > Z_CBLKCNT_MASK)
-		return err_fail(err, -EINVAL,
-				"metabox cluster %u is not a multiple of the %u-byte block up to 1 MiB",
-				o->metabox_cluster, o->block_size);
+	if (!cluster_fits("metabox cluster", o->metabox_cluster, o->block_size, err))
+		return -EINVAL;
 	return 0;
 }
 

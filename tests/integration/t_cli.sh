@@ -85,6 +85,8 @@ usage_error "$E" mkfs --force-gid abc out.img src
 SOURCE_DATE_EPOCH=yesterday usage_error "$E" mkfs out.img src; says yesterday
 # Not usage, but exit 2 as well: the image's directory is not there.
 usage_error "$E" mkfs no-such-dir/out.img src;          says "no-such-dir/out.img: its directory does not exist"
+# The arguments the other way round: a hint after the error.
+usage_error "$E" mkfs src out.img;                      says "the image comes first"
 # The limits themselves are accepted: a 15-byte label, every block size.
 "$E" mkfs -q -L 012345678901234 out.img src || fail "a 15-byte label was refused"
 [ "$("$E" dump --json out.img | python3 -c 'import json,sys; print(json.load(sys.stdin)["label"])')" = 012345678901234 ] ||

@@ -217,7 +217,7 @@ refused() {
 	[ ! -e bad.img ] || fail "rules '$rules': an image was written"
 }
 refused '4096 x\n4096 a b c\n' "bad.txt:2: expected SIZE [ALGORITHM] REGEX"
-refused '3000 x\n' "bad.txt:1: cluster size 3000 is not a multiple of the 4096-byte block"
+refused '3000 x\n' "bad.txt:1: cluster size 3000: a cluster is whole 4096-byte blocks"
 refused '2097152 x\n' "bad.txt:1: cluster size 2097152"
 refused '8192 1 x\n' "bad.txt:1: algorithm 1: -z lists 1, numbered from 0"
 refused '8192 3 x\n' "bad.txt:1: algorithm 3: -z lists 3, numbered from 0" -zlz4:lzma:zstd

@@ -79,6 +79,17 @@ static void test_build_errors(void **state)
 	expect_error(ek_build(target, g.src, &o, NULL, &err), -EINVAL, &err);
 	o.block_size = 256;
 	expect_error(ek_build(target, g.src, &o, NULL, &err), -EINVAL, &err);
+	/* clusters past what the kernel decodes (1 MiB), or not whole blocks */
+	ek_build_options_init(&o);
+	o.compressor = EK_COMPRESS_ZSTD;   /* (lz4's own bound would come first) */
+	o.fragments = EK_FRAGMENTS_ALL;
+	o.fragment_cluster = 2u << 20;
+	expect_error(ek_build(target, g.src, &o, NULL, &err), -EINVAL, &err);
+	assert_non_null(strstr(err.message, "packed inode cluster 2097152"));
+	o.fragment_cluster = 0;
+	o.pcluster_size = 4096 + 512;
+	expect_error(ek_build(target, g.src, &o, NULL, &err), -EINVAL, &err);
+	assert_non_null(strstr(err.message, "cluster size 4608: a cluster is whole 4096-byte"));
 	assert_int_not_equal(access(target, F_OK), 0);
 	/* an existing target survives a failed build untouched */
 	assert_int_equal(write_copy(target, (const uint8_t *)"keep", 4), 0);

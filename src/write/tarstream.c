@@ -78,14 +78,18 @@ struct tarstream {
 static la_ssize_t fail_read(struct archive *a, struct tarstream *s, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Also what tarstream_finish() says when the archive did not. */
+/* Also what tarstream_finish() says when the archive did not.  The
+ * message may be why itself, told again: formatted apart first (printing
+ * a buffer into itself is undefined, and glibc made it empty). */
 static la_ssize_t fail_read(struct archive *a, struct tarstream *s, const char *fmt, ...)
 {
+	char msg[sizeof(s->why)];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(s->why, sizeof(s->why), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	memcpy(s->why, msg, sizeof(msg));
 	s->failed = true;
 	if (a)
 		libarchive.set_error(a, EILSEQ, "%s", s->why);

@@ -1228,6 +1228,9 @@ static int open_archive(struct tar_reader *r, const struct tar_layer *l)
 			     r->b->o.tar_index && !r->copy, &r->stream, r->b->err);
 	if (!ret && r->copy)
 		tarstream_copy_to(r->stream, r->copy);
+	/* Decoding beside the parsing, where another core can take it. */
+	if (!ret && r->b->workers > 1)
+		tarstream_decode_ahead(r->stream);
 	if (!ret && libarchive.read_open2(r->a, r->stream, NULL, tarstream_read, tarstream_skip,
 					  NULL) != ARCHIVE_OK)
 		/* (libarchive would call no bytes at all unrecognised.) */

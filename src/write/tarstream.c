@@ -11,8 +11,11 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <sys/stat.h>
+
 #include "util/error.h"
 #include "util/fdio.h"
+#include "write/chunk_ahead.h"
 #include "write/tarstream.h"
 #include "write/writer.h"
 
@@ -55,7 +58,11 @@ struct tarstream {
 	uint64_t file_left;           /* that file's bytes past what was read or skipped */
 	bool in_ended;                /* the file has no more */
 	bool tar_ended;               /* the compressed stream has no more */
-	uint8_t *out;                 /* decompressed */
+	uint8_t *out;                 /* decompressed: out_buf, or a chunk ahead's */
+	uint8_t *out_buf;
+	bool regular;                 /* a regular file: no read of it waits */
+	struct chunk_ahead *ahead;    /* decoding on a thread of its own, or NULL */
+	bool told_failed;             /* a read returned the failure (ahead) */
 	struct inflate_state *gz;
 	ZSTD_DStream *zs;
 	size_t zs_left;               /* zstd: 0 at the end of a frame */
@@ -345,26 +352,73 @@ static la_ssize_t copy_out(struct archive *a, struct tarstream *s, const void *p
 	return n;
 }
 
+/* The decoder's next piece, into out[], counted in the tar's digest and
+ * copied as it is handed over. */
+static la_ssize_t decode_next(struct archive *a, struct tarstream *s)
+{
+	la_ssize_t n;
+
+	if (s->failed)
+		return fail_read(a, s, "%s", s->why);
+	n = s->dec->some(a, s);
+	if (n > 0 && s->tar)
+		digest_add(s->tar, s->out, (size_t)n);
+	return copy_out(a, s, s->out, n);
+}
+
+/* The decoding thread's: one piece into buf (OUT_CAP bytes). */
+static ssize_t fill_ahead(void *ctx, void *buf, size_t size)
+{
+	struct tarstream *s = ctx;
+
+	(void)size;
+	s->out = buf;
+	return decode_next(NULL, s);
+}
+
 la_ssize_t tarstream_read(struct archive *a, void *ctx, const void **out)
 {
 	struct tarstream *s = ctx;
 	la_ssize_t n;
 
+	if (s->ahead) {
+		/* (why: written before the chunk that tells of it.) */
+		n = chunk_ahead_next(s->ahead, out);
+		if (n < 0) {
+			s->told_failed = true;
+			if (a)
+				libarchive.set_error(a, EILSEQ, "%s", s->why);
+		}
+		return n;
+	}
+	if (s->dec) {
+		n = decode_next(a, s);
+		*out = s->out;
+		return n;
+	}
 	if (s->failed)
 		return fail_read(a, s, "%s", s->why);
-	if (s->dec) {
-		n = s->dec->some(a, s);
-		*out = s->out;
-	} else {
-		if (s->pos == s->len && refill(s))
-			return fail_read(a, s, "%s", s->why);
-		n = (la_ssize_t)(s->len - s->pos);
-		*out = s->in + s->pos;
-		s->pos = s->len;
-	}
-	if (n > 0 && s->tar)
-		digest_add(s->tar, *out, (size_t)n);
+	if (s->pos == s->len && refill(s))
+		return fail_read(a, s, "%s", s->why);
+	n = (la_ssize_t)(s->len - s->pos);
+	*out = s->in + s->pos;
+	s->pos = s->len;
 	return copy_out(a, s, *out, n);
+}
+
+void tarstream_decode_ahead(struct tarstream *s)
+{
+	if (s->dec && s->regular && !s->ahead &&
+	    chunk_ahead_start(fill_ahead, s, OUT_CAP, &s->ahead))
+		s->ahead = NULL;    /* then decoded where it is read */
+}
+
+/* The decoding thread stopped: the stream is the caller's alone again. */
+static void stop_ahead(struct tarstream *s)
+{
+	chunk_ahead_stop(s->ahead);
+	s->ahead = NULL;
+	s->out = s->out_buf;
 }
 
 la_int64_t tarstream_skip(struct archive *a, void *ctx, la_int64_t request)
@@ -456,6 +510,11 @@ static int start(struct tarstream *s, const char *path, const struct tarstream_e
 	if (s->fd < 0)
 		return err_fail(err, errno == ENOENT && x ? -EUCLEAN : -errno,
 				"%s: cannot open it: %s", s->name, strerror(errno));
+	{
+		struct stat st;
+
+		s->regular = !s->feed && fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
+	}
 	s->read_cap = IN_CAP;
 	/* A blob's digest covers every byte: nothing is skipped; nor is a
 	 * file whose end is still to come. */
@@ -475,7 +534,7 @@ static int start(struct tarstream *s, const char *path, const struct tarstream_e
 	for (i = 0; i < sizeof(decoders) / sizeof(decoders[0]) && !s->dec; i++)
 		if (decoders[i].starts(s->in, s->len))
 			s->dec = &decoders[i];
-	if (s->dec && (!(s->out = malloc(OUT_CAP)) || !s->dec->init(s)))
+	if (s->dec && (!(s->out = s->out_buf = malloc(OUT_CAP)) || !s->dec->init(s)))
 		return err_fail(err, -ENOMEM, "out of memory");
 	/* A compressed blob's tar has a digest of its own (a plain tar's is
 	 * the blob's). */
@@ -525,8 +584,14 @@ int tarstream_finish(struct tarstream *s, bool archive_failed, ek_error *err)
 {
 	uint8_t blob[DIGEST_SIZE], tar[DIGEST_SIZE];
 	const void *unused;
-	bool tar_whole = !archive_failed && !s->failed, trailer_bad = false;
+	bool tar_whole, trailer_bad = false;
 
+	/* A failure the reads have told (the thread may have met one since,
+	 * in what the archive did not need: the trailer, below). */
+	tar_whole = !archive_failed && !(s->ahead ? s->told_failed : s->failed);
+	/* What the thread decoded is counted and copied already; the rest
+	 * is decoded here. */
+	stop_ahead(s);
 	if (s->feed_err.code)       /* what the archive met follows from it */
 		return read_failed(s, err);
 	/* The rest of the compressed stream: the tar's padding, and the
@@ -582,6 +647,7 @@ void tarstream_close(struct tarstream *s)
 
 	if (!s)
 		return;
+	stop_ahead(s);
 	if (s->fd >= 0)
 		close(s->fd);
 	if (s->blob)
@@ -590,7 +656,7 @@ void tarstream_close(struct tarstream *s)
 		digest_end(s->tar, ignored);
 	if (s->dec)
 		s->dec->end(s);
-	free(s->out);
+	free(s->out_buf);
 	free(s->buf);
 	free(s);
 }

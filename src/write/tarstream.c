@@ -8,10 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
-
-#include <sys/stat.h>
 
 #include "util/error.h"
 #include "util/fdio.h"
@@ -492,6 +491,13 @@ static int read_failed(struct tarstream *s, ek_error *err)
 	return err_fail(err, -EIO, "%s: reading it: %s", s->name, s->why);
 }
 
+static bool is_regular(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 static int start(struct tarstream *s, const char *path, const struct tarstream_expect *x,
 		 bool skim, ek_error *err)
 {
@@ -510,11 +516,7 @@ static int start(struct tarstream *s, const char *path, const struct tarstream_e
 	if (s->fd < 0)
 		return err_fail(err, errno == ENOENT && x ? -EUCLEAN : -errno,
 				"%s: cannot open it: %s", s->name, strerror(errno));
-	{
-		struct stat st;
-
-		s->regular = !s->feed && fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
-	}
+	s->regular = !s->feed && is_regular(s->fd);
 	s->read_cap = IN_CAP;
 	/* A blob's digest covers every byte: nothing is skipped; nor is a
 	 * file whose end is still to come. */

@@ -405,9 +405,23 @@ la_ssize_t tarstream_read(struct archive *a, void *ctx, const void **out)
 	return copy_out(a, s, *out, n);
 }
 
+/* Whether no read of the stream can wait on a writer: a regular file,
+ * or a feed whose file is whole already (a registry's layer read again,
+ * for the second pass over several). */
+static bool never_waits(struct tarstream *s)
+{
+	uint64_t avail;
+	bool whole = false;
+	ek_error ignored;
+
+	if (!s->feed)
+		return s->regular;
+	return !s->feed->wait(s->feed->ctx, 0, &avail, &whole, &ignored) && whole;
+}
+
 void tarstream_decode_ahead(struct tarstream *s)
 {
-	if (s->dec && s->regular && !s->ahead &&
+	if (s->dec && !s->ahead && never_waits(s) &&
 	    chunk_ahead_start(fill_ahead, s, OUT_CAP, &s->ahead))
 		s->ahead = NULL;    /* then decoded where it is read */
 }

@@ -56,9 +56,10 @@ int tarstream_open(const char *path, const struct tarstream_feed *feed, const ch
 void tarstream_copy_to(struct tarstream *s, struct writer *w);
 uint64_t tarstream_copied(const struct tarstream *s);
 /* Decode (gzip, zstd, xz) on a thread of its own, ahead of the reads, when
- * the archive is a regular file (a read of it never waits on a writer);
- * else, or if the thread cannot start, where it is read.  Before the
- * first read, after tarstream_copy_to(). */
+ * no read can wait on a writer (a regular file, a feed's file whole
+ * already: stopping the thread must not wait for a download); else, or
+ * if the thread cannot start, where it is read.  Before the first read,
+ * after tarstream_copy_to(). */
 void tarstream_decode_ahead(struct tarstream *s);
 /* libarchive's read callback (ctx: the stream). */
 la_ssize_t tarstream_read(struct archive *a, void *ctx, const void **out);

@@ -124,7 +124,8 @@ usage_error "$E" fsck src;                   says src
 # Extracting over existing files needs --overwrite.
 "$E" fsck -q --extract ex good.img || fail "extraction failed"
 usage_error "$E" fsck -q --extract ex good.img; says overwrite
-usage_error "$E" fsck -q --extract good.img good.img; says "good.img: cannot extract into it: not a directory"
+usage_error "$E" fsck -q --extract good.img good.img
+says "good.img: cannot extract into it: not a directory"
 "$E" fsck -q --overwrite --extract ex good.img || fail "--overwrite extraction failed"
 cmp src/file ex/file || fail "extracted file differs"
 

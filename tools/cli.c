@@ -111,6 +111,14 @@ bool cli_parse_count(const char *s, uint32_t min, uint32_t max, uint32_t *out)
 	return true;
 }
 
+bool cli_parse_workers(const char *cmd, const char *s, uint32_t *out)
+{
+	if (cli_parse_count(s, 1, UINT32_MAX, out))
+		return true;
+	cli_error(cmd, "--workers: invalid worker count '%s' (1 or more)", s);
+	return false;
+}
+
 int cli_fail(ek_error *err, int code, const char *fmt, ...)
 {
 	va_list ap;

@@ -106,6 +106,8 @@ bool cli_parse_int(const char *s, int64_t *out);
 /* A count (workers, seconds, retries) from min to max: decimal digits
  * alone, no sign, no suffix. */
 bool cli_parse_count(const char *s, uint32_t min, uint32_t max, uint32_t *out);
+/* --workers N: a count of 1 or more, or false with the message printed. */
+bool cli_parse_workers(const char *cmd, const char *s, uint32_t *out);
 
 /* Progress on stderr, redrawn at most ten times a second, only when
  * stderr is a terminal.  Without escape sequences (the line is cleared

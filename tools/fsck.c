@@ -211,11 +211,8 @@ int cmd_fsck(int argc, char **argv)
 			co.no_xattrs = true;
 			break;
 		case OPT_WORKERS:
-			if (!cli_parse_count(optarg, 1, UINT32_MAX, &co.workers)) {
-				cli_error(CMD, "--workers: invalid worker count '%s' (1 or more)",
-					  optarg);
+			if (!cli_parse_workers(CMD, optarg, &co.workers))
 				return EXIT_USAGE;
-			}
 			break;
 		case OPT_ENGINE:
 			if (ek_open_options_set_engine(&oo, optarg, &err)) {

@@ -440,8 +440,7 @@ static bool swapped(const char *image, const char *source)
 /* --block-list-file, written before the image takes its name. */
 struct block_list {
 	const char *path;
-	uint64_t image_offset;
-	const char *mount_point;
+	const ek_build_options *o;  /* the build's: its offset and mount point */
 	bool failed;                /* the list's failure, not the build's */
 };
 
@@ -454,7 +453,7 @@ struct block_list {
 static int write_list_before_commit(void *ctx, const char *path, ek_error *err)
 {
 	struct block_list *l = ctx;
-	int ret = write_block_list(path, l->image_offset, l->mount_point, l->path, err);
+	int ret = write_block_list(path, l->o->image_offset, l->o->mount_point, l->path, err);
 
 	l->failed = ret != 0;
 	return ret;
@@ -616,7 +615,7 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 	ek_build_stats stats;
 	struct cli_progress prog;
 	bool quiet = false, json = false, tar = false, block_size_set = false, to_stdout;
-	struct block_list list = { NULL, 0, NULL, false };
+	struct block_list list = { NULL, NULL, false };
 	const char *sde, *image, *source, *oci = NULL, *oci_layers = NULL, *metabox_alg = NULL;
 	const char *product_out = NULL, *block_list = NULL;
 	enum source_kind kind;
@@ -656,11 +655,8 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 			}
 			break;
 		case OPT_WORKERS:
-			if (!cli_parse_count(optarg, 1, UINT32_MAX, &o.workers)) {
-				cli_error(CMD, "--workers: invalid worker count '%s' (1 or more)",
-					  optarg);
+			if (!cli_parse_workers(CMD, optarg, &o.workers))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'T':
 			if (!cli_parse_int(optarg, &iv)) {
@@ -944,8 +940,7 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 	}
 	if (block_list) {
 		list.path = block_list;
-		list.image_offset = o.image_offset;
-		list.mount_point = o.mount_point;
+		list.o = &o;
 		o.before_commit = write_list_before_commit;
 		o.before_commit_ctx = &list;
 	}

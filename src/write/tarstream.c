@@ -59,7 +59,6 @@ struct tarstream {
 	bool tar_ended;               /* the compressed stream has no more */
 	uint8_t *out;                 /* decompressed: out_buf, or a chunk ahead's */
 	uint8_t *out_buf;
-	bool regular;                 /* a regular file: no read of it waits */
 	struct chunk_ahead *ahead;    /* decoding on a thread of its own, or NULL */
 	bool told_failed;             /* a read returned the failure (ahead) */
 	struct inflate_state *gz;
@@ -405,6 +404,13 @@ la_ssize_t tarstream_read(struct archive *a, void *ctx, const void **out)
 	return copy_out(a, s, *out, n);
 }
 
+static bool is_regular(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 /* Whether no read of the stream can wait on a writer: a regular file,
  * or a feed whose file is whole already (a registry's layer read again,
  * for the second pass over several). */
@@ -415,7 +421,7 @@ static bool never_waits(struct tarstream *s)
 	ek_error ignored;
 
 	if (!s->feed)
-		return s->regular;
+		return is_regular(s->fd);
 	return !s->feed->wait(s->feed->ctx, 0, &avail, &whole, &ignored) && whole;
 }
 
@@ -505,13 +511,6 @@ static int read_failed(struct tarstream *s, ek_error *err)
 	return err_fail(err, -EIO, "%s: reading it: %s", s->name, s->why);
 }
 
-static bool is_regular(int fd)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 static int start(struct tarstream *s, const char *path, const struct tarstream_expect *x,
 		 bool skim, ek_error *err)
 {
@@ -530,7 +529,6 @@ static int start(struct tarstream *s, const char *path, const struct tarstream_e
 	if (s->fd < 0)
 		return err_fail(err, errno == ENOENT && x ? -EUCLEAN : -errno,
 				"%s: cannot open it: %s", s->name, strerror(errno));
-	s->regular = !s->feed && is_regular(s->fd);
 	s->read_cap = IN_CAP;
 	/* A blob's digest covers every byte: nothing is skipped; nor is a
 	 * file whose end is still to come. */

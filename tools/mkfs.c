@@ -179,6 +179,11 @@ CLI_REMOTE_HTTP_ITEMS
 "  --oci-layers OUTDIR   with --oci: one image per layer instead, named\n"
 "                        NNN-DIGEST.erofs from 001 at the bottom, whiteouts\n"
 "                        kept as with --aufs, for overlayfs to stack\n"
+"  --oci-layer N|sha256:HEX\n"
+"                        with --oci: layer N alone (1 at the bottom), or the\n"
+"                        layer whose blob is sha256:HEX, built as --oci-layers\n"
+"                        builds each (whiteouts kept); a registry's other\n"
+"                        layers are not fetched\n"
 "  --json                the summary as JSON on standard output (inodes,\n"
 "                        bytes in and out, files per layout, time)\n"
 "  -q, --quiet           no summary\n"
@@ -296,7 +301,7 @@ enum {
 	OPT_FORCE_GID, OPT_NO_XATTRS, OPT_NO_FILTER, OPT_XATTR_SHARE, OPT_FILE_CONTEXTS,
 	OPT_MAX_EXTENT, OPT_OVLFS_STRIP, OPT_TAR_COPY, OPT_NO_SPARSE, OPT_CHUNKSIZE,
 	OPT_IGNORE_MTIME, OPT_PRESERVE_MTIME, OPT_UID_OFFSET, OPT_GID_OFFSET, OPT_JSON,
-	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_PLATFORM, OPT_EXCLUDE_PATH,
+	OPT_TAR, OPT_AUFS, OPT_OCI, OPT_OCI_LAYERS, OPT_OCI_LAYER, OPT_PLATFORM, OPT_EXCLUDE_PATH,
 	OPT_EXCLUDE_REGEX,
 	OPT_COMPRESS_HINTS, OPT_FS_CONFIG, OPT_MOUNT_POINT, OPT_PRODUCT_OUT, OPT_BLOCK_LIST,
 	OPT_BLOBDEV, OPT_HARD_DEREF, OPT_ROOT_XATTR_ISIZE, OPT_XATTR_PREFIX, OPT_OFFSET,
@@ -539,6 +544,26 @@ static int parse_metabox(const char *arg, ek_build_options *o, const char **alg)
 	return 0;
 }
 
+/* --oci-layer N (from 1) or sha256:HEX (the library checks the digits). */
+static int parse_oci_layer(const char *arg, ek_build_options *o)
+{
+	uint32_t n;
+
+	if (!strncmp(arg, "sha256:", 7)) {
+		o->oci_layer_digest = arg;
+		o->oci_layer = 0;
+		return 0;
+	}
+	if (!cli_parse_count(arg, 1, UINT32_MAX, &n)) {
+		cli_error(CMD, "--oci-layer '%s': a layer's number from 1 (the bottom one), "
+			  "or sha256:HEX", arg);
+		return -1;
+	}
+	o->oci_layer = n;
+	o->oci_layer_digest = NULL;
+	return 0;
+}
+
 /* The metabox is compressed with the data's (first) algorithm: -m's may
  * only name that one again. */
 static int check_metabox_alg(const char *alg, const ek_build_options *o)
@@ -593,6 +618,7 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 		{ "aufs", no_argument, NULL, OPT_AUFS },
 		{ "oci", required_argument, NULL, OPT_OCI },
 		{ "oci-layers", required_argument, NULL, OPT_OCI_LAYERS },
+		{ "oci-layer", required_argument, NULL, OPT_OCI_LAYER },
 		{ "platform", required_argument, NULL, OPT_PLATFORM },
 		{ "exclude-path", required_argument, NULL, OPT_EXCLUDE_PATH },
 		{ "exclude-regex", required_argument, NULL, OPT_EXCLUDE_REGEX },
@@ -784,6 +810,10 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 		case OPT_OCI_LAYERS:
 			oci_layers = optarg;
 			break;
+		case OPT_OCI_LAYER:
+			if (parse_oci_layer(optarg, &o))
+				return EXIT_USAGE;
+			break;
 		case OPT_PLATFORM:
 			o.platform = optarg;
 			break;
@@ -828,6 +858,12 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 	}
 	if (oci_layers && !oci) {
 		cli_error(CMD, "--oci-layers needs --oci");
+		return EXIT_USAGE;
+	}
+	if ((o.oci_layer || o.oci_layer_digest) && (!oci || oci_layers)) {
+		cli_error(CMD, oci_layers ? "--oci-layer picks one layer: --oci-layers builds "
+			       "them all" : "--oci-layer picks a layer of an image: it needs "
+			       "--oci");
 		return EXIT_USAGE;
 	}
 	if (o.platform && !oci) {

@@ -314,6 +314,13 @@ typedef struct ek_build_options {
 	 * ("linux/arm64", "linux/arm/v7"; a variant only when given);
 	 * NULL: linux and this machine's architecture */
 	const char *platform;
+	/* ek_build_oci: only one of the image's layers, built as
+	 * ek_build_oci_layers builds each (its whiteouts kept, for overlayfs
+	 * to stack): the oci_layer-th from the bottom (1 the first), or the
+	 * one whose blob is oci_layer_digest ("sha256:HEX").  A registry's
+	 * other layers are not fetched.  0 and NULL: every layer, flattened. */
+	size_t oci_layer;
+	const char *oci_layer_digest;
 	/* Stop the build when *cancel becomes non-zero (a signal handler
 	 * may set it): it fails with -ECANCELED at its next write, entry or
 	 * download step, as any failure does, leaving no image, temporary

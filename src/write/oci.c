@@ -91,6 +91,10 @@ struct layout {
 	json_t *manifest;           /* owns the layers' media type strings */
 	struct descriptor *layers;
 	size_t nlayers;
+	/* Messages count the layers as the manifest does, when the build
+	 * takes one of them (pick_layer): layers[0] is its first + 1-th of
+	 * total. */
+	size_t first, total;
 	/* The config's rootfs.diff_ids, one per layer (NULL: it names none):
 	 * the digests of the layers' tars, decompressed. */
 	uint8_t (*diff_ids)[DIGEST_SIZE];
@@ -477,7 +481,7 @@ static int load_manifest(struct layout *l, const struct descriptor *m)
 	json_decref(config_json);
 	if (ret)
 		return ret;
-	l->nlayers = json_array_size(layers);
+	l->nlayers = l->total = json_array_size(layers);
 	l->layers = calloc(l->nlayers ? l->nlayers : 1, sizeof(*l->layers));
 	if (!l->layers)
 		return err_fail(l->err, -ENOMEM, "out of memory");
@@ -586,8 +590,8 @@ static int layer_source(struct layout *l, size_t i, struct tar_layer *t)
 	memset(t, 0, sizeof(*t));
 	if (l->remote)
 		t->feed = pullahead_feed(l->ahead, i);
-	if (asprintf(&name, "%s: layer %zu of %zu (sha256:%.12s)", l->name, i + 1, l->nlayers,
-		     d->hex) < 0)
+	if (asprintf(&name, "%s: layer %zu of %zu (sha256:%.12s)", l->name, l->first + i + 1,
+		     l->total, d->hex) < 0)
 		return err_fail(l->err, -ENOMEM, "out of memory");
 	if (asprintf(&path, "%s/" OCI_BLOBS "/%s", l->dir, d->hex) < 0) {
 		free(name);
@@ -654,6 +658,57 @@ static int with_layout(const char *ref, const ek_build_options *opts, ek_error *
 	return ret;
 }
 
+/* What a build of layers as overlayfs stacks them refuses (each image
+ * its layer's data, whiteouts kept). */
+static int refuse_for_layers(const ek_build_options *opts, ek_error *err)
+{
+	if (opts->tar_index)
+		return err_fail(err, -EINVAL, "a layer's image holds its data: index mode "
+				"(--tar=i) is for one tar archive");
+	if (opts->tar_copy)
+		return err_fail(err, -EINVAL, "--tar-copy copies one tar archive: not an OCI "
+				"image's layers");
+	if (opts->ovlfs_strip)
+		return err_fail(err, -EINVAL, "a layer's image keeps its whiteouts for overlayfs: "
+				"not with --ovlfs-strip");
+	return 0;
+}
+
+/* The layout narrowed to the one layer opts names (by number or by
+ * digest): a registry's others are never fetched. */
+static int pick_layer(struct layout *l, const ek_build_options *opts)
+{
+	const char *digest = opts->oci_layer_digest;
+	uint8_t want[DIGEST_SIZE];
+	size_t k;
+
+	if (opts->oci_layer && digest)
+		return err_fail(l->err, -EINVAL, "a layer by its number or by its digest, "
+				"not both");
+	if (digest) {
+		if (strncmp(digest, "sha256:", 7) || digest_from_hex(digest + 7, want))
+			return err_fail(l->err, -EINVAL, "layer '%.80s': expected sha256: and "
+					"64 lower-case hex digits", digest);
+		for (k = 0; k < l->nlayers; k++)
+			if (!memcmp(l->layers[k].digest, want, DIGEST_SIZE))
+				break;
+		if (k == l->nlayers)
+			return err_fail(l->err, -ENOENT, "%s: none of its %zu layers is %.80s",
+					l->name, l->nlayers, digest);
+	} else {
+		if (opts->oci_layer > l->nlayers)
+			return err_fail(l->err, -ENOENT, "%s: no layer %zu: the image has %zu",
+					l->name, opts->oci_layer, l->nlayers);
+		k = opts->oci_layer - 1;
+	}
+	l->layers[0] = l->layers[k];
+	if (l->diff_ids)
+		memmove(l->diff_ids[0], l->diff_ids[k], DIGEST_SIZE);
+	l->first = k;
+	l->nlayers = 1;
+	return 0;
+}
+
 int ek_build_oci(const char *image_path, const char *layout_ref,
 		 const ek_build_options *opts, ek_build_stats *stats, ek_error *err)
 {
@@ -662,10 +717,18 @@ int ek_build_oci(const char *image_path, const char *layout_ref,
 	struct tar_layer *layers = NULL;
 	char *dir = NULL;
 	size_t i, made = 0;
+	bool one = opts && (opts->oci_layer || opts->oci_layer_digest);
 	int ret = with_layout(layout_ref, opts, err, &l, &dir);
 
 	layer_options(&l, &layer_opts);
-	if (!ret && opts && opts->tar_index)
+	/* One layer is built as ek_build_oci_layers builds each. */
+	if (one)
+		layer_opts.aufs = true;
+	if (!ret && one)
+		ret = pick_layer(&l, opts);
+	if (!ret && one)
+		ret = refuse_for_layers(opts, err);
+	if (!ret && !one && opts && opts->tar_index)
 		ret = err_fail(err, -EINVAL, "an OCI image cannot be indexed (--tar=i): its "
 			       "layers are not one tar");
 	if (!ret) {
@@ -680,7 +743,7 @@ int ek_build_oci(const char *image_path, const char *layout_ref,
 	for (; !ret && made < l.nlayers; made++)
 		ret = layer_source(&l, made, &layers[made]);
 	if (!ret)
-		ret = tar_build_layers(image_path, layers, l.nlayers, true, &layer_opts, stats,
+		ret = tar_build_layers(image_path, layers, l.nlayers, !one, &layer_opts, stats,
 				       err);
 	for (i = 0; i < made; i++)
 		layer_source_free(&layers[i]);
@@ -709,17 +772,14 @@ int ek_build_oci_layers(const char *out_dir, const char *layout_ref,
 	size_t i, made = 0;
 	int ret = with_layout(layout_ref, opts, err, &l, &dir);
 
-	if (!ret && opts && opts->tar_index)
-		ret = err_fail(err, -EINVAL, "--oci-layers copies each layer's data in; "
-			       "index mode (--tar=i) is for one tar");
-	if (!ret && opts && opts->tar_copy)
-		ret = err_fail(err, -EINVAL, "--tar-copy copies one tar: not an OCI image's layers");
+	if (!ret && opts)
+		ret = refuse_for_layers(opts, err);
 	if (!ret && opts && opts->blob_path)
 		ret = err_fail(err, -EINVAL, "--blobdev: not with --oci-layers (one blob, an image "
 			       "per layer)");
-	if (!ret && opts && opts->ovlfs_strip)
-		ret = err_fail(err, -EINVAL, "--oci-layers keeps each layer's whiteouts for "
-			       "overlayfs: not with --ovlfs-strip");
+	if (!ret && opts && (opts->oci_layer || opts->oci_layer_digest))
+		ret = err_fail(err, -EINVAL, "--oci-layers builds every layer: a layer is picked "
+			       "(--oci-layer) for one image");
 	if (!ret && mkdir(out_dir, 0755) < 0 && errno != EEXIST)
 		ret = err_fail(err, -errno, "%s: %s", out_dir, strerror(errno));
 	/* The layer being built and the next on disk at once, no more. */

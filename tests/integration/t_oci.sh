@@ -3,7 +3,8 @@
 # kernel as exactly the tree umoci's own unpack gives; the same layers
 # recompressed (zstd, none, gzip) behind a multi-platform index give the
 # same image, and --platform picks an index's entry; --oci-layers gives
-# images that stack in overlayfs to that tree.  Damaged layouts (a blob that does not match its digest, a digest
+# images that stack in overlayfs to that tree, and --oci-layer one of
+# them alone.  Damaged layouts (a blob that does not match its digest, a digest
 # that would leave the layout, ...) fail with a message naming what is
 # wrong, exit 1 or 2, and leave no image.
 . "$(dirname "$0")/lib.sh"
@@ -121,6 +122,22 @@ diff <(listing want/rootfs) <(listing merged) || fail "the stacked layers list o
 	cmp "want/rootfs/$p" "merged/$p" || fail "$p: other contents in the stack"
 done
 umount "$T/merged"
+
+note "--oci-layer: one layer alone, by number or by digest, is --oci-layers' image of it"
+"$E" mkfs --oci L:app --oci-layer 2 -zlz4hc -q two.erofs || fail "--oci-layer 2"
+two=$(ls layers/002-*.erofs)
+cmp "$two" two.erofs || fail "--oci-layer 2 is not $two"
+three=$(basename layers/003-*.erofs .erofs)
+"$E" mkfs --oci L:app --oci-layer "sha256:${three#003-}" -zlz4hc -q three.erofs ||
+	fail "--oci-layer sha256:"
+cmp "layers/$three.erofs" three.erofs || fail "--oci-layer sha256:... is not $three"
+expect_exit 2 "$E" mkfs --oci L:app --oci-layer 4 -q x.erofs 2>err
+grep -q "no layer 4: the image has 3" err || fail "--oci-layer 4: $(cat err)"
+expect_exit 2 "$E" mkfs --oci L:app --oci-layer "sha256:$(printf '%064d' 0)" -q x.erofs 2>err
+grep -q "none of its 3 layers is sha256:0000" err || fail "--oci-layer of no layer: $(cat err)"
+expect_exit 2 "$E" mkfs --oci L:app --oci-layer 2 --oci-layers lay3 2>err
+grep -q "picks one layer" err || fail "--oci-layer with --oci-layers: $(cat err)"
+[ ! -e x.erofs ] && [ ! -e lay3 ] || fail "a refused --oci-layer left something"
 
 note "whiteouts hide only what the layers below hold (OCI layer rules)"
 python3 - <<'PY'

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "dropin.h"
+#include "dropin_oci.h"
 #include "erofskit/erofskit.h"
 
 /* "Keep translating": any other value ends the translation as exit code. */
@@ -66,6 +67,11 @@ struct translation {
 	const char *path, *nid;
 	bool ls, cat, superblock, stats;
 	char share[24];            /* -x N as --xattr-share's N + 1 */
+	/* mkfs.erofs --oci: its options, turned into erofskit's by
+	 * finish_mkfs once the operands (the image among them) are known. */
+	bool oci;
+	const char *oci_options;
+	struct dropin_oci oci_args;
 };
 
 static int push(struct translation *t, const char *arg)
@@ -178,6 +184,49 @@ static int mkfs_filter(struct translation *t, const char *value)
 	return push(t, value);
 }
 
+static int mkfs_oci(struct translation *t, const char *value)
+{
+	t->oci = true;
+	t->oci_options = value;
+	return GO_ON;
+}
+
+/* --oci: upstream's SOURCE operand is the image in the registry. */
+static int finish_mkfs(struct translation *t)
+{
+	const struct dropin_oci *o = &t->oci_args;
+	char why[256];
+	int ret;
+
+	if (!t->oci)
+		return GO_ON;
+	if (t->noperands != 2) {
+		fprintf(stderr, "%s: --oci: expected DESTINATION and the image, as "
+			"REGISTRY/REPO[:TAG]\n", t->tool->name);
+		return EXIT_USAGE;
+	}
+	if (dropin_oci_parse(t->oci_options, t->operands[1], &t->oci_args, why, sizeof(why))) {
+		fprintf(stderr, "%s: --oci: %s\n", t->tool->name, why);
+		return EXIT_USAGE;
+	}
+	t->noperands = 1;
+	/* The library reads them there: not on erofskit's command line. */
+	if (*o->credentials && setenv(EK_REGISTRY_AUTH_ENV, o->credentials, 1)) {
+		fprintf(stderr, "%s: out of memory\n", t->tool->name);
+		return EXIT_USAGE;
+	}
+	ret = push(t, "--oci");
+	if (ret == GO_ON)
+		ret = push(t, o->reference);
+	if (ret == GO_ON && *o->platform && (ret = push(t, "--platform")) == GO_ON)
+		ret = push(t, o->platform);
+	if (ret == GO_ON && *o->layer && (ret = push(t, "--oci-layer")) == GO_ON)
+		ret = push(t, o->layer);
+	if (ret == GO_ON && o->plain_http && (ret = push(t, "-o")) == GO_ON)
+		ret = push(t, "plain_http");
+	return ret;
+}
+
 static const struct row mkfs_rows[] = {
 	{ "-b", VALUE, PASS, "-b", NULL, "-b SIZE", "block size" },
 	{ "-C", VALUE, PASS, "-C", NULL, "-C SIZE", "largest physical cluster" },
@@ -254,6 +303,12 @@ static const struct row mkfs_rows[] = {
 	{ "--unlzma", OPTIONAL_VALUE, SPECIAL, NULL, mkfs_filter, "--unlzma[=FILE]",
 	  "the same (xz, lzma and lzip by content; =FILE: xz only)" },
 	{ "--aufs", NO_VALUE, PASS, "--aufs", NULL, NULL, "with --tar: .wh. entries become overlayfs whiteouts" },
+	{ "--oci", OPTIONAL_VALUE, SPECIAL, NULL, mkfs_oci, "--oci[=OPT,...]",
+	  "SOURCE is an image in a registry, REGISTRY/REPO[:TAG|@DIGEST]\n"
+	  "                         (or Docker Hub's REPO[:TAG]); OPT: f (the default),\n"
+	  "                         platform=OS/ARCH, layer=N (from 0) or blob=DIGEST (that\n"
+	  "                         layer alone, whiteouts kept), username=U and password=P,\n"
+	  "                         insecure (plain HTTP)" },
 	{ "-V", NO_VALUE, VERSION, NULL, NULL, "-V, --version", "print the version" },
 	{ "--version", NO_VALUE, VERSION, NULL, NULL, NULL, NULL },
 	{ "-h", NO_VALUE, HELP, NULL, NULL, NULL, NULL },
@@ -567,7 +622,7 @@ static int run(const struct tool *tool, int argc, char **argv)
 }
 
 static const struct tool mkfs_tool = {
-	"mkfs.erofs", "mkfs", cmd_mkfs, "DESTINATION SOURCE_DIR", mkfs_rows, NULL,
+	"mkfs.erofs", "mkfs", cmd_mkfs, "DESTINATION SOURCE", mkfs_rows, finish_mkfs,
 };
 static const struct tool fsck_tool = {
 	"fsck.erofs", "fsck", cmd_fsck, "IMAGE", fsck_rows, NULL,

@@ -68,9 +68,11 @@ typedef struct ek_http_options {
 	uint64_t cache_max;          /* bytes of cache_dir (2 GiB); LRU out */
 	int prefetch_all;            /* fetch the whole image in the background */
 	/* oci:// references: a file holding "user:password" for the
-	 * registry's Basic or token authentication (NULL: anonymous), and
-	 * plain HTTP instead of HTTPS. */
+	 * registry's Basic or token authentication (NULL: the environment's
+	 * EK_REGISTRY_AUTH_ENV, "user:password" itself, when set; else
+	 * anonymous), and plain HTTP instead of HTTPS. */
 	const char *credentials_file;
+#define EK_REGISTRY_AUTH_ENV "EROFSKIT_REGISTRY_AUTH"
 	int plain_http;
 	/* oci:// images ek_build_oci pulls: how many layers come down at
 	 * once, each over a connection of its own (0: 3, as Docker's and

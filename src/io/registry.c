@@ -228,9 +228,12 @@ static int fetch_token(struct registry *r, const char *challenge)
 		goto out;
 	}
 	if (ans.status != 200) {
+		const char *hint = " (credentials needed? -o credentials=FILE, or $"
+				   EK_REGISTRY_AUTH_ENV ")";
+
 		ret = err_fail(r->err, ans.status == 401 || ans.status == 403 ? -EACCES : -EIO,
 			       "%s: token from %s: HTTP status %ld%s", r->ref.host, realm, ans.status,
-			       r->credentials ? "" : " (credentials needed? -o credentials=FILE)");
+			       r->credentials ? "" : hint);
 		goto out;
 	}
 	doc = json_loadb(ans.body ? ans.body : "", ans.body_len, 0, NULL);
@@ -258,7 +261,8 @@ static int authorize(struct registry *r, const char *challenge)
 	if (!strncasecmp(challenge, "Basic", 5)) {
 		if (!r->credentials)
 			return err_fail(r->err, -EACCES, "%s asks for a user and password "
-					"(-o credentials=FILE)", r->ref.host);
+					"(-o credentials=FILE, or $" EK_REGISTRY_AUTH_ENV ")",
+					r->ref.host);
 		return basic_auth(r, r->auth, sizeof(r->auth));
 	}
 	return err_fail(r->err, -EACCES, "%s: an authentication scheme erofskit does not speak: %.100s",
@@ -292,19 +296,30 @@ static int request(struct registry *r, struct httpreq *rq, struct httpans *ans)
 
 /* ------------------------------------------------------------ sessions */
 
+/* "user:password" from the file the options name, else from
+ * $EROFSKIT_REGISTRY_AUTH (where CI systems keep secrets), else none. */
 static int read_credentials(const char *file, char **out, ek_error *err)
 {
+	const char *env = getenv(EK_REGISTRY_AUTH_ENV);
 	char buf[1024];
 	int ret;
 
 	*out = NULL;
-	if (!file)
+	if (!file && !(env && *env))
 		return 0;
-	ret = curlx_secret_line(file, buf, sizeof(buf), err);
-	if (ret)
-		return ret;
-	if (!strchr(buf, ':'))
-		return err_fail(err, -EINVAL, "%s: expected one line 'user:password'", file);
+	if (!file) {
+		if (!strchr(env, ':') || strlen(env) >= sizeof(buf))
+			return err_fail(err, -EINVAL, "$" EK_REGISTRY_AUTH_ENV ": expected "
+					"'user:password'");
+		snprintf(buf, sizeof(buf), "%s", env);
+	} else {
+		ret = curlx_secret_line(file, buf, sizeof(buf), err);
+		if (ret)
+			return ret;
+		if (!strchr(buf, ':'))
+			return err_fail(err, -EINVAL, "%s: expected one line 'user:password'",
+					file);
+	}
 	*out = strdup(buf);
 	return *out ? 0 : err_fail(err, -ENOMEM, "out of memory");
 }

@@ -180,9 +180,13 @@ stop_faulty() {
 #   token    token authentication: tokens from token_server.py on
 #            $TOKEN_PORT, anonymous pulls ($TOKEN_LOG logs each request)
 #   token-basic  the same, tokens only for alice:wonderland
+# and "http" after MODE: plain HTTP instead.
 # TOKEN_LIFETIME (seconds) bounds the tokens' life.
 start_registry() {
-	local d=$T/registry auth=""
+	local d=$T/registry auth="" tls="  tls:
+    certificate: $T/http/ca.pem
+    key: $T/http/key.pem"
+	[ "${2:-}" = http ] && tls=""
 	mkdir -p "$d"
 	case $1 in
 	basic)
@@ -204,7 +208,7 @@ start_registry() {
     rootcertbundle: $T/http/ca.pem"
 		;;
 	esac
-	launch "$d/log" registry_up "$auth"
+	launch "$d/log" registry_up "$auth" "$tls"
 	REGISTRY_PID=$_pid
 }
 
@@ -236,9 +240,7 @@ storage:
     enabled: true
 http:
   addr: 127.0.0.1:$REGISTRY_PORT
-  tls:
-    certificate: $T/http/ca.pem
-    key: $T/http/key.pem
+$2
 $1
 CONF
 	docker-registry serve "$d/config.yml" >>"$d/log" 2>&1 &

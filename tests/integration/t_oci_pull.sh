@@ -10,7 +10,9 @@
 # later pull sweeps away what a kill -9 left.  A connection cut in the
 # middle of a layer resumes where it stopped.  Layers are read as they
 # come down, three at once; a registry gone quiet can be waited for or
-# interrupted.
+# interrupted.  The drop-in's mkfs.erofs --oci (upstream's spelling:
+# plain HTTP, a user and password, one layer by index or blob) builds
+# the same images.
 . "$(dirname "$0")/lib.sh"
 . "$HERE/http_lib.sh"
 
@@ -387,6 +389,41 @@ grep -q "asks for a user and password" err || fail "Basic without credentials: $
 	fail "mkfs --oci with Basic credentials"
 cmp want.erofs basic.erofs || fail "with Basic credentials, another image"
 scratch_is_gone "Basic authentication"
+stop_registry
+
+note "the drop-in: mkfs.erofs --oci as upstream spells it (plain HTTP, a user, one layer)"
+# The same registry's store, over HTTP this time (upstream's insecure).
+start_registry basic http
+MKFS_ERO=${EROFSKIT_BUILD:-$(dirname "$E")}/dropin/mkfs.erofs
+ref=127.0.0.1:$REGISTRY_PORT/erofskit/app:v1
+user=username=alice,password=wonderland
+"$MKFS_ERO" --oci=f,insecure,$user -zlz4hc -T0 --quiet dropin.erofs "$ref" ||
+	fail "mkfs.erofs --oci"
+cmp want.erofs dropin.erofs || fail "mkfs.erofs --oci: another image than mkfs --oci's"
+# A layer alone, by index (from 0) or by blob: --oci-layers' image of it.
+# The others are never fetched: the first layer's blob is away meanwhile.
+data=$(find "$T/registry/data" -path "*/blobs/sha256/*/$(sha256sum <l1.tar | cut -c1-64)/data")
+[ -f "$data" ] || fail "the first layer is not in the registry's store"
+mv "$data" "$data.away"
+"$MKFS_ERO" --oci=insecure,layer=1,$user -zlz4hc -T0 --quiet layer2.erofs "$ref" ||
+	fail "mkfs.erofs --oci=layer=1"
+cmp layers.want/002-*.erofs layer2.erofs || fail "--oci=layer=1: not --oci-layers' second image"
+blob=$(basename layers.want/003-*.erofs .erofs)
+"$MKFS_ERO" --oci=insecure,blob=${blob#003-},$user -zlz4hc -T0 --quiet layer3.erofs "$ref" ||
+	fail "mkfs.erofs --oci=blob="
+cmp layers.want/003-*.erofs layer3.erofs || fail "--oci=blob=: not --oci-layers' third image"
+mv "$data.away" "$data"
+expect_exit 2 "$MKFS_ERO" --oci=insecure,layer=3,$user --quiet x.erofs "$ref" 2>err
+grep -q "no layer 4: the image has 3" err || fail "--oci=layer=3: $(cat err)"
+expect_exit 2 "$MKFS_ERO" --oci=insecure,username=alice,password=wrong --quiet x.erofs "$ref" \
+	2>err
+grep -q "401" err || fail "a wrong password: $(cat err)"
+[ ! -e x.erofs ] || fail "an image was left"
+# The erofskit spelling reads the same credentials from the environment.
+EROFSKIT_REGISTRY_AUTH=alice:wonderland "$E" mkfs --oci "oci://$ref" -o plain_http \
+	-zlz4hc -q -T0 env.erofs || fail "mkfs --oci with \$EROFSKIT_REGISTRY_AUTH"
+cmp want.erofs env.erofs || fail "credentials from the environment: another image"
+scratch_is_gone "the drop-in's --oci"
 stop_registry
 
 note "what the registry serves is checked: a changed blob, a longer one, a missing one"

@@ -5,7 +5,8 @@
  * digest checks, "sha256:@N" in a part (N a digit, naming a later part)
  * becomes the digest of part N as stored, and "@@N" its size.  Whatever
  * the bytes, the build fails with an error, or writes an image that opens
- * and that fsck finds clean; --oci-layers does the same per layer.
+ * and that fsck finds clean; --oci-layers does the same per layer, and
+ * --oci-layer for the one it picks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +147,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unlink(image);
 	}
 	(void)ek_build_oci_layers(layers, path, &o, layer_done, NULL, &err);
+	/* One layer alone (--oci-layer), which may be past the last. */
+	o.oci_layer = size % 4 + 1;
+	if (!ek_build_oci(image, path, &o, NULL, &err)) {
+		fuzz_require_clean(image, "fuzz_oci");
+		unlink(image);
+	}
 	for (i = 0; i < n; i++) {
 		if (i) {
 			snprintf(path, sizeof(path), "%s/layout/blobs/sha256/%s", dir, parts[i].hex);

@@ -402,13 +402,13 @@ static int dump_inode(ek_image *img, const char *path, ek_nid nid, bool json,
 		       "\"uid\": %u, \"gid\": %u, \"nlink\": %u, \"size\": %llu, "
 		       "\"mtime\": %lld, \"mtime_nsec\": %u, \"blocks\": %llu, "
 		       "\"extended\": %s, \"layout\": \"%s\", \"inode_offset\": %llu, "
-		       "\"xattr_size\": %u",
+		       "\"xattr_size\": %u, \"dot_omitted\": %s",
 		       (unsigned long long)st->nid, (unsigned long long)st->ino,
 		       type_name(st->mode), st->mode & 07777, st->uid, st->gid, st->nlink,
 		       (unsigned long long)st->size, (long long)st->mtime, st->mtime_nsec,
 		       (unsigned long long)st->blocks, d.extended ? "true" : "false",
 		       ek_layout_name(d.layout), (unsigned long long)d.inode_offset,
-		       d.xattr_size);
+		       d.xattr_size, d.dot_omitted ? "true" : "false");
 		if (S_ISCHR(st->mode) || S_ISBLK(st->mode))
 			printf(", \"rdev\": [%u, %u]", st->rdev_major, st->rdev_minor);
 		if (S_ISLNK(st->mode)) {
@@ -440,10 +440,10 @@ static int dump_inode(ek_image *img, const char *path, ek_nid nid, bool json,
 			show_name(target, strlen(target));
 			putchar('\n');
 		}
-		printf("Inode:       %s core at byte %llu, layout %s, %u bytes of xattrs\n",
+		printf("Inode:       %s core at byte %llu, layout %s, %u bytes of xattrs%s\n",
 		       d.extended ? "extended" : "compact",
 		       (unsigned long long)d.inode_offset, ek_layout_name(d.layout),
-		       d.xattr_size);
+		       d.xattr_size, d.dot_omitted ? ", \".\" not stored" : "");
 		printf("Xattrs:\n");
 		if (ek_xattr_iterate(inode, print_xattr, &xp, err))
 			goto fail;

@@ -254,12 +254,16 @@ typedef struct ek_inode_detail {
 	uint32_t on_disk_ino;    /* informational i_ino */
 	uint64_t inline_offset;  /* byte offset of inline data, 0 if none */
 	uint32_t inline_size;
+	/* a directory that stores no "." (DOT_OMITTED, Linux 6.15):
+	 * ek_readdir lists one made up, last, as the kernel does */
+	int dot_omitted;
 } ek_inode_detail;
 
 EK_API void ek_inode_get_detail(const ek_inode *inode, ek_inode_detail *out);
 
 /* Resolve an absolute path ("/", "/etc/passwd"; "." and ".." are handled
- * as names stored in the directories; symlinks are not followed). */
+ * as names stored in the directories, a DOT_OMITTED one's "." as itself;
+ * symlinks are not followed). */
 EK_API int ek_lookup(ek_image *img, const char *path, ek_nid *out, ek_error *err);
 /* Look up one name in a directory. -ENOENT if absent. */
 EK_API int ek_lookup_child(ek_inode *dir, const char *name, size_t name_len,

@@ -206,9 +206,13 @@ static void check_dots(struct checker *c, const struct entries *es,
 			}
 		}
 	}
-	if (dots != 1 || dotdots != 1)
-		check_problem_entry(c, shown, st->nid, -EUCLEAN,
-				    "directory lacks \".\" or \"..\"");
+	if (dots != 1 || dotdots != 1) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "directory has %u \".\" and %u \"..\" entries, "
+			 "not one of each", dots, dotdots);
+		check_problem_entry(c, shown, st->nid, -EUCLEAN, msg);
+	}
 }
 
 /* One entry other than "." and "..". */

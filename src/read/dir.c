@@ -1,5 +1,6 @@
 /* Directories: iteration and lookup over validated directory blocks. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -48,6 +49,31 @@ static int require_dir(ek_inode *dir, ek_error *err)
 		return err_fail(err, -ENOTDIR, "inode %llu is not a directory",
 			       (unsigned long long)dir->nid);
 	return 0;
+}
+
+/* A directory stored without its "." entry (DOT_OMITTED, Linux 6.15):
+ * the readers make one up, as the kernel does. */
+static bool dot_omitted(const ek_inode *dir)
+{
+	ek_inode_detail d;
+
+	ek_inode_get_detail(dir, &d);
+	return d.dot_omitted;
+}
+
+/* The "." of a DOT_OMITTED directory, after every stored entry, where
+ * the kernel lists it: at offset end, the offset the last block ends at. */
+static int made_up_dot(ek_inode *dir, uint64_t end, ek_readdir_fn fn, void *ctx)
+{
+	ek_dirent d = {
+		.nid = dir->nid,
+		.type = EROFS_FT_DIR,
+		.name = ".",
+		.name_len = 1,
+		.next_offset = end + 1,
+	};
+
+	return fn(ctx, &d);
 }
 
 int ek_readdir(ek_inode *dir, uint64_t offset, ek_readdir_fn fn, void *ctx,
@@ -111,6 +137,8 @@ int ek_readdir(ek_inode *dir, uint64_t offset, ek_readdir_fn fn, void *ctx,
 				goto out;
 		}
 	}
+	if (!ret && dot_omitted(dir) && offset <= nblocks << img->blkszbits)
+		ret = made_up_dot(dir, nblocks << img->blkszbits, fn, ctx);
 out:
 	free(blk);
 	return ret;
@@ -129,6 +157,10 @@ int ek_lookup_child(ek_inode *dir, const char *name, size_t name_len,
 		return ret;
 	if (name_len == 0 || name_len > EROFS_NAME_MAX)
 		return err_fail(err, -ENOENT, "no entry of that name");
+	if (name_len == 1 && name[0] == '.' && dot_omitted(dir)) {
+		*out = dir->nid;
+		return 0;
+	}
 	hi = div_round_up_u64(dir->raw.size, img->blksz);
 	blk = malloc(sizeof(*blk));
 	if (!blk)

@@ -228,6 +228,7 @@ void ek_inode_get_detail(const ek_inode *inode, ek_inode_detail *out)
 	out->xattr_size = inode->raw.xattr_size;
 	out->raw_u = inode->raw.u;
 	out->on_disk_ino = inode->raw.ino;
+	out->dot_omitted = S_ISDIR(inode->raw.mode) && inode->raw.format_bit4;
 	if (inode->raw.layout == EROFS_LAYOUT_FLAT_INLINE && inode->raw.size) {
 		nblocks = div_round_up_u64(inode->raw.size, inode->img->blksz);
 		out->inline_offset = inode->data_off;

@@ -651,7 +651,7 @@ def directories(c):
         img.dir_write(off, valid, ents)
     dir_edit(c, "dir-dot-renamed", "/dir",
              "\".\" renamed \"-\": no \".\", and an entry that is the directory itself",
-             "directory lacks \"\\.\" or \"\\.\\.\"", no_dot,
+             "directory has 0 \"\\.\" and 1 \"\\.\\.\" entries", no_dot,
              {"path": "/dir/-", "op": "stat", "errno": ["ELOOP"]})
 
     def bad_type(img, ents, off, valid):
@@ -821,6 +821,12 @@ def inodes(c):
                "i_format bit 5 set", "unsupported i_format",
                lambda img, ino: img.put(ino["off"], "H", ino["format"] | 0x20),
                {"path": "/dir/bravo", "op": "stat", "errno": ["EIO"]})
+    # DOT_OMITTED on a directory that stores its ".": two of them.
+    inode_edit(c, "dir-dot-omitted-and-stored", "plain", "/dir",
+               "i_format bit 4 (DOT_OMITTED) on a directory that stores \".\"",
+               "directory has 2 \"\\.\" and 1 \"\\.\\.\" entries",
+               lambda img, ino: img.put(ino["off"], "H", ino["format"] | 0x10),
+               {"path": "/dir", "op": "none", "errno": []}, group="directory")
     inode_edit(c, "inode-unknown-layout", "plain", "/dir/bravo",
                "data layout 6", "unsupported data layout",
                lambda img, ino: img.put(ino["off"], "H", (ino["format"] & 1) | (6 << 1)),

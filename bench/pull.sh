@@ -36,7 +36,7 @@ OCI="python3 $top/tests/integration/oci_layout.py"
 command -v docker-registry >/dev/null || { echo "needs docker-registry (scripts/deps.sh)" >&2; exit 1; }
 need_trees "$DATA/rootfs" "$DATA/src"
 work=$(mktemp -d "${TMPDIR:-/tmp}/erofskit-pull-bench.XXXXXX")
-registry= relay=
+registry='' relay=''
 cleanup() {
 	local pid
 	for pid in $registry $relay; do

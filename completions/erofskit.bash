@@ -55,7 +55,7 @@ _erofskit()
 	local mount_opts="cache= io=pread io=uring engine= workers= device= offset= uid= gid= allow_other $remote_opts"
 	local push_opts="insecure cacert= credentials= plain_http header= timeout= retries="
 	local registry_opts="$push_opts downloads="
-	local layouts="ztailpacking fragments all-fragments dedupe fragdedupe= noinline_data xattr-name-filter force-inode-compact force-inode-extended force-chunk-indexes force-inode-blockmap nosbcrc legacy-compress"
+	local layouts="ztailpacking fragments all-fragments dedupe fragdedupe= noinline_data dot-omitted xattr-name-filter force-inode-compact force-inode-extended force-chunk-indexes force-inode-blockmap nosbcrc legacy-compress"
 	COMPREPLY=()
 	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
 

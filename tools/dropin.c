@@ -235,9 +235,10 @@ static const struct row mkfs_rows[] = {
 	  "                         split by ':', for --compress-hints to pick" },
 	{ "-E", VALUE, PASS, "-E", NULL, "-E OPT[,OPT]",
 	  "ztailpacking, fragments[=SIZE], all-fragments[=SIZE], dedupe, fragdedupe=MODE,\n"
-	  "                         noinline_data, 48bit, xattr-name-filter, force-inode-compact,\n"
-	  "                         force-inode-extended, force-chunk-indexes, force-inode-blockmap,\n"
-	  "                         nosbcrc, legacy-compress, ^OPT" },
+	  "                         noinline_data, 48bit, dot-omitted, xattr-name-filter,\n"
+	  "                         force-inode-compact, force-inode-extended,\n"
+	  "                         force-chunk-indexes, force-inode-blockmap, nosbcrc,\n"
+	  "                         legacy-compress, ^OPT" },
 	{ "-L", VALUE, PASS, "-L", NULL, "-L LABEL", "volume label" },
 	{ "-m", VALUE, PASS, "-m", NULL, "-m SIZE[:ALG]",
 	  "metadata compressed in a metabox (Linux 6.17+); ALG only -z's first" },

@@ -60,6 +60,8 @@ static void usage(FILE *f)
 "                          48bit            compact inodes keep their own mtime,\n"
 "                                           long clusters get encoded extents\n"
 "                                           (smaller; Linux 6.15 and later only)\n"
+"                          dot-omitted      directories store no \".\" (the\n"
+"                                           kernel makes it up); implies 48bit\n"
 "                          force-inode-compact  every inode 32 bytes: mtimes\n"
 "                                           as --ignore-mtime; an owner,\n"
 "                                           link count or size that does\n"

@@ -256,6 +256,10 @@ typedef struct ek_build_options {
 	 * own mtime, in seconds after the epoch, so files whose times differ
 	 * take 32 bytes instead of 64 */
 	bool format_48bit;
+	/* directories store no "." entry (mkfs.erofs -Edot-omitted): Linux
+	 * 6.15 and later make it up; turns format_48bit on, so that older
+	 * kernels refuse the image at mount rather than at a directory */
+	bool dot_omitted;
 	/* metadata compression (mkfs.erofs -m SIZE): every inode record,
 	 * with its xattrs, index and inline data, goes into the data of one
 	 * more inode, the metabox, compressed in clusters of this many bytes

@@ -15,7 +15,8 @@ int dir_entries(struct build *b, const struct tnode *dir,
 		{ (const uint8_t *)"..", 2, tnode_nid_ref(dir->parent), EROFS_FT_DIR },
 	};
 	struct fmt_dirent_in *ents;
-	size_t n = 0, d = 0;
+	/* -Edot-omitted: ".." alone (the kernel makes "." up). */
+	size_t n = 0, d = b->o.dot_omitted ? 1 : 0;
 	uint32_t i = 0;
 
 	ents = malloc((dir->nchildren + 2) * sizeof(*ents));

@@ -45,6 +45,7 @@ static void encode_core(const struct build *b, const struct tnode *n,
 	struct fmt_inode in = {
 		.extended = n->extended,
 		.layout = n->layout,
+		.format_bit4 = S_ISDIR(n->mode) && b->o.dot_omitted,
 		.xattr_icount = n->xattr_icount,
 		.mode = (uint16_t)n->mode,
 		.nlink = n->nlink,

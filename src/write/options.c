@@ -183,6 +183,7 @@ SWITCH(set_dedupe, dedupe, true)
 SWITCH(set_no_inline_data, no_inline_data, true)
 SWITCH(set_inline_data, no_inline_data, false)
 SWITCH(set_48bit, format_48bit, true)
+SWITCH(set_dot_omitted, dot_omitted, true)
 SWITCH(set_no_sb_checksum, no_sb_checksum, true)
 SWITCH(set_xattr_filter, no_xattr_filter, false)   /* on by default here, off upstream */
 SWITCH(set_chunk_indexes, chunk_indexes, true)
@@ -224,6 +225,7 @@ static const struct extended_option {
 	{ "noinline_data",        NULL,                set_no_inline_data },
 	{ "inline_data",          NULL,                set_inline_data },
 	{ "48bit",                NULL,                set_48bit },
+	{ "dot-omitted",          NULL,                set_dot_omitted },
 	{ "xattr-name-filter",    NULL,                set_xattr_filter },
 	{ "force-inode-compact",  NULL,                set_inode_form },
 	{ "force-inode-extended", NULL,                set_inode_form },
@@ -546,8 +548,9 @@ int build_check_options(struct build *b)
 		b->o.ignore_mtime = true;
 	if (!ret)
 		resolve_layouts(b);
-	/* A root inside the metabox needs the 64-bit root nid of 48bit. */
-	if (b->o.metabox_cluster)
+	/* A root inside the metabox needs the 64-bit root nid of 48bit;
+	 * directories without "." are for 48bit's kernels. */
+	if (b->o.metabox_cluster || b->o.dot_omitted)
 		b->o.format_48bit = true;
 	if (b->o.format_48bit)
 		b->feature_incompat |= EROFS_INCOMPAT_48BIT;

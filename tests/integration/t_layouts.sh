@@ -285,6 +285,26 @@ done
 "$EROFSKIT" mkfs -q -zlz4hc,9 -m4096:lz4hc "$T/x.img" "$T/src" || fail "-m naming -z's algorithm again"
 rm -f "$T/x.img"
 
+note "-Edot-omitted: no \".\" stored; the kernel and erofskit's readers list one, last"
+for opts in "-Edot-omitted" "-zlz4hc -Edot-omitted -m4096" \
+	    "-b 512 -zzstd -Efragments,dot-omitted"; do
+	label="dot-omitted ($opts)"
+	check "$label" no $opts
+	"$EROFSKIT" dump "$T/img" | grep -q "48bit" || fail "$label: no 48bit feature"
+	for d in / /dedupe /dedupe/sub; do
+		"$EROFSKIT" dump --path $d "$T/img" | grep -q '"\." not stored' ||
+			fail "$label: $d stores its \".\""
+	done
+	"$EROFSKIT" dump --path /dedupe/. "$T/img" | grep -q "^Type: *directory" ||
+		fail "$label: /dedupe/. does not resolve"
+	kmount "$T/img" "$T/dots"
+	ls -f "$T/dots/dedupe" >"$T/kernel.ls"
+	kumount "$T/dots"
+	"$EROFSKIT" dump --ls /dedupe "$T/img" | awk '{ print $NF }' >"$T/ours.ls"
+	[ "$(tail -n 1 "$T/kernel.ls")" = . ] || fail "$label: the kernel lists . elsewhere"
+	diff "$T/kernel.ls" "$T/ours.ls" >&2 || fail "$label: erofskit lists another order"
+done
+
 note "the layouts need a compressor, and bad -E options name themselves"
 expect_exit 2 "$EROFSKIT" mkfs -q -b 512 -zlz4 -C262144 "$T/x.img" "$T/src"
 expect_exit 2 "$EROFSKIT" mkfs -q -Efragments "$T/x.img" "$T/src"

@@ -38,7 +38,7 @@ n=0
 # The layouts erofskit writes too: tails after the inode, fragments in the
 # packed inode (some deduplicated), shared pclusters, the 48-bit format,
 # inodes in a metabox, chunk-based files (block maps and indexes), full
-# lcluster indexes (-Elegacy-compress).
+# lcluster indexes (-Elegacy-compress), directories without ".".
 for opts in "" "-b 512" "-zlz4" "-zlz4hc -C16384" "-zdeflate" "-zzstd -C65536" \
 	    "-zlzma -C8192" "-b 512 -zlz4hc -C4096" "-zdeflate,9 -b 1024" \
 	    "-zlz4hc -Eztailpacking" "-zzstd -Efragments,dedupe" \
@@ -46,7 +46,8 @@ for opts in "" "-b 512" "-zlz4" "-zlz4hc -C16384" "-zdeflate" "-zzstd -C65536" \
 	    "-zdeflate -Eztailpacking,dedupe" "-Ededupe" "-zzstd -E48bit" \
 	    "-zlz4hc -m4096 -Efragments" "-zdeflate -C16384 -m16384 -Eztailpacking" \
 	    "--chunksize 4096" "-b 1024 --chunksize 8192 -Eforce-chunk-indexes" \
-	    "-zlz4hc -Elegacy-compress,fragments,dedupe"; do
+	    "-zlz4hc -Elegacy-compress,fragments,dedupe" "-Edot-omitted" \
+	    "-zlz4 -m4096 -Edot-omitted"; do
 	# shellcheck disable=SC2086
 	"$tool" mkfs -q -T 0 $opts "$out/image/ours-$n.img" "$src"
 	n=$((n + 1))

@@ -184,6 +184,17 @@ static int mkfs_filter(struct translation *t, const char *value)
 	return push(t, value);
 }
 
+/* --clean[=data] asks for a full build, which erofskit always does;
+ * its other modes (space reserved, inodes zeroed) are not built. */
+static int mkfs_clean(struct translation *t, const char *value)
+{
+	if (!value || !strcmp(value, "data"))
+		return GO_ON;
+	fprintf(stderr, "%s: --clean=%s is not supported by erofskit: its builds keep the "
+		"data (--clean=data)\n", t->tool->name, value);
+	return EXIT_USAGE;
+}
+
 static int mkfs_oci(struct translation *t, const char *value)
 {
 	t->oci = true;
@@ -269,6 +280,10 @@ static const struct row mkfs_rows[] = {
 	{ "-x", VALUE, SPECIAL, NULL, mkfs_xattr_limit, "-x N",
 	  "xattrs on more than N inodes shared (-1: no xattrs)" },
 	{ "--workers", VALUE, PASS, "--workers", NULL, "--workers=N", "compression threads" },
+	{ "--async-queue-limit", VALUE, ACCEPT, NULL, NULL, "--async-queue-limit=N",
+	  "taken: erofskit sizes its own work queue" },
+	{ "--clean", OPTIONAL_VALUE, SPECIAL, NULL, mkfs_clean, "--clean[=data]",
+	  "taken: a full build, the only kind erofskit makes" },
 	{ "--exclude-path", VALUE, PASS, "--exclude-path", NULL, "--exclude-path=PATH",
 	  "leave PATH (relative to SOURCE) out" },
 	{ "--exclude-regex", VALUE, PASS, "--exclude-regex", NULL, "--exclude-regex=RE",

@@ -80,6 +80,8 @@ same_image "-z ALG,level=N, separate values" \
 	-zdeflate,level=6 -C16384 -Eall-fragments -E^dedupe --workers 1
 same_image "-m SIZE:ALG (the metabox)" -zlz4hc -m 4096:lz4hc -T 5 -- -zlz4hc -m4096 -T 5
 "$E" dump dropin.img | grep -q metabox || fail "mkfs.erofs -m: no metabox in the image"
+same_image "--clean, --clean=data, --async-queue-limit=" \
+	--clean --clean=data --async-queue-limit=4 -T 5 -- -T 5
 same_image "--force-uid= --force-gid= -x -1 -U clear -d --all-time" \
 	--force-uid=7 --force-gid=8 -x -1 -U clear -d 3 -T 5 --all-time -- \
 	--force-uid 7 --force-gid 8 --no-xattrs -U 00000000-0000-0000-0000-000000000000 -T 5
@@ -190,6 +192,7 @@ for opt in --no-such-option --vmdk-desc=desc -p; do
 	grep -qF "not supported by erofskit" ref.err || fail "$opt: the message does not say why"
 done
 refused "'--vmdk-desc'" "$MKFS" --vmdk-desc desc out.img "$S"
+refused "--clean=rvsp is not supported" "$MKFS" --clean=rvsp out.img "$S"
 refused "--tar-copy takes a tar source" "$MKFS" --ungzip=raw.tar out.img "$S"
 refused "'abc'" "$MKFS" -x abc out.img "$S"
 refused "--xattr-share '0'" "$E" mkfs --xattr-share 0 out.img "$S"

@@ -413,6 +413,10 @@ blob=$(basename layers.want/003-*.erofs .erofs)
 	fail "mkfs.erofs --oci=blob="
 cmp layers.want/003-*.erofs layer3.erofs || fail "--oci=blob=: not --oci-layers' third image"
 mv "$data.away" "$data"
+# platform= picks the index's entry (the other one fails as with --platform).
+expect_exit 1 "$MKFS_ERO" --oci=insecure,platform=linux/$OTHER,$user --quiet x.erofs \
+	"${ref%:v1}:multi" 2>err
+grep -q "diff_ids is not a list of 1 digests" err || fail "--oci=platform=: $(cat err)"
 expect_exit 2 "$MKFS_ERO" --oci=insecure,layer=3,$user --quiet x.erofs "$ref" 2>err
 grep -q "no layer 4: the image has 3" err || fail "--oci=layer=3: $(cat err)"
 expect_exit 2 "$MKFS_ERO" --oci=insecure,username=alice,password=wrong --quiet x.erofs "$ref" \

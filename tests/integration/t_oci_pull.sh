@@ -427,6 +427,15 @@ grep -q "401" err || fail "a wrong password: $(cat err)"
 EROFSKIT_REGISTRY_AUTH=alice:wonderland "$E" mkfs --oci "oci://$ref" -o plain_http \
 	-zlz4hc -q -T0 env.erofs || fail "mkfs --oci with \$EROFSKIT_REGISTRY_AUTH"
 cmp want.erofs env.erofs || fail "credentials from the environment: another image"
+# A file named with credentials= comes first; the environment's must be
+# user:password.
+EROFSKIT_REGISTRY_AUTH=alice:wrong "$E" mkfs --oci "oci://$ref" \
+	-o "plain_http,credentials=$T/cred" -zlz4hc -q -T0 env.erofs ||
+	fail "credentials= did not win over \$EROFSKIT_REGISTRY_AUTH"
+EROFSKIT_REGISTRY_AUTH=alice expect_exit 2 "$E" mkfs --oci "oci://$ref" -o plain_http -q x.erofs \
+	2>err
+grep -q "EROFSKIT_REGISTRY_AUTH: expected 'user:password'" err ||
+	fail "a bad \$EROFSKIT_REGISTRY_AUTH: $(cat err)"
 scratch_is_gone "the drop-in's --oci"
 stop_registry
 

@@ -32,20 +32,25 @@ tar --format=posix --xattrs --xattrs-include='*' --acls -cf "$T/src.tar" -C "$T/
 	fail "GNU tar of the tree"
 
 # One draw a line: SOURCE OPTIONS..., where SOURCE is dir, tar or index.
-python3 - "$(normal_or_sanitized 14 5)" >"$T/draws" <<'PY'
+# MKFS_RANDOM_SEED and MKFS_RANDOM_DRAWS draw others, for a longer hunt
+# by hand (the suite's are fixed).
+python3 - "${MKFS_RANDOM_DRAWS:-$(normal_or_sanitized 14 5)}" "${MKFS_RANDOM_SEED:-5}" \
+	>"$T/draws" <<'PY'
 import random, sys
-r = random.Random(5)
+r = random.Random(int(sys.argv[2]))
 for _ in range(int(sys.argv[1])):
     bs = r.choice([512, 1024, 2048, 4096, 4096, 4096])
     source = r.choice(["dir", "dir", "tar", "index"])
     opts = []
     if source == "index":
-        opts += [o for o in ("-E48bit", "-Enoinline_data", "-Ededupe") if r.random() < 0.5]
+        opts += [o for o in ("-E48bit", "-Enoinline_data", "-Ededupe", "-Edot-omitted")
+                 if r.random() < 0.5]
     else:
         opts += ["-b", str(bs)]
         alg = r.choice(["none", "lz4", "lz4hc", "deflate", "zstd", "lzma"])
         if alg == "none":
-            opts += [o for o in ("-Ededupe", "-Enoinline_data", "-E48bit") if r.random() < 0.4]
+            opts += [o for o in ("-Ededupe", "-Enoinline_data", "-E48bit", "-Edot-omitted")
+                     if r.random() < 0.4]
         else:
             # Linux takes lz4 clusters of 256 blocks at most; small blocks
             # fewer than 1 MiB's worth
@@ -54,7 +59,8 @@ for _ in range(int(sys.argv[1])):
             opts += ["-z" + alg, "-C", str(cluster)]
             layouts = [o for o in ("ztailpacking", "fragments", "all-fragments", "dedupe",
                                    "fragdedupe=" + r.choice(["inode", "full", "off"]),
-                                   "noinline_data", "48bit", "fragments=%d" % (bs * r.randint(1, 8)))
+                                   "noinline_data", "48bit",
+                                   "fragments=%d" % (bs * r.randint(1, 8)), "dot-omitted")
                        if r.random() < 0.33]
             if layouts:
                 opts.append("-E" + ",".join(layouts))

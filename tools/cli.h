@@ -81,6 +81,7 @@ int cli_remote_options(const char *cmd, unsigned int taker, const char *list,
 "       timeout=SECONDS    connect and stall timeout (default 30)\n" \
 "       retries=N          tries after a failure, with backoff (default 5)\n" \
 "       credentials=FILE   oci://: 'user:password' for the registry\n" \
+"                          (default: $EROFSKIT_REGISTRY_AUTH's)\n" \
 "       plain_http         oci://: HTTP, not HTTPS\n"
 /* ... and what those reading an image take besides. */
 #define CLI_REMOTE_ITEMS CLI_REMOTE_HTTP_ITEMS \

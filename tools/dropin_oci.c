@@ -8,9 +8,11 @@
  * --platform, --oci-layer and -o plain_http, and the credentials its
  * environment's EK_REGISTRY_AUTH_ENV (the library reads them there).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "dropin_oci.h"
 
 struct parse {
@@ -56,18 +58,12 @@ static int take_platform(struct parse *p, const char *value)
 /* layer=N counts from 0 upstream, --oci-layer from 1. */
 static int take_layer(struct parse *p, const char *value)
 {
-	unsigned long n = 0;
-	const char *c;
+	uint32_t n;
 
-	if (!*value || strlen(value) > 9)
+	if (!cli_parse_count(value, 0, UINT32_MAX - 1, &n))
 		return WHY(p, "layer='%.40s': expected a layer's index from 0", value);
-	for (c = value; *c; c++) {
-		if (*c < '0' || *c > '9')
-			return WHY(p, "layer='%.40s': expected a layer's index from 0", value);
-		n = n * 10 + (unsigned long)(*c - '0');
-	}
 	p->layer_by_number = true;
-	snprintf(p->out->layer, sizeof(p->out->layer), "%lu", n + 1);
+	snprintf(p->out->layer, sizeof(p->out->layer), "%lu", (unsigned long)n + 1);
 	return 0;
 }
 

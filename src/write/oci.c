@@ -721,16 +721,17 @@ int ek_build_oci(const char *image_path, const char *layout_ref,
 	int ret = with_layout(layout_ref, opts, err, &l, &dir);
 
 	layer_options(&l, &layer_opts);
-	/* One layer is built as ek_build_oci_layers builds each. */
-	if (one)
+	if (one) {
+		/* Built as ek_build_oci_layers builds each. */
 		layer_opts.aufs = true;
-	if (!ret && one)
-		ret = pick_layer(&l, opts);
-	if (!ret && one)
-		ret = refuse_for_layers(opts, err);
-	if (!ret && !one && opts && opts->tar_index)
+		if (!ret)
+			ret = refuse_for_layers(opts, err);
+		if (!ret)
+			ret = pick_layer(&l, opts);
+	} else if (!ret && opts && opts->tar_index) {
 		ret = err_fail(err, -EINVAL, "an OCI image cannot be indexed (--tar=i): its "
 			       "layers are not one tar");
+	}
 	if (!ret) {
 		/* No layers: an empty root. */
 		layers = calloc(l.nlayers ? l.nlayers : 1, sizeof(*layers));

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "dropin.h"
 #include "dropin_oci.h"
+#include "sniff.h"
 #include "erofskit/erofskit.h"
 
 /* "Keep translating": any other value ends the translation as exit code. */
@@ -69,7 +70,7 @@ struct translation {
 	char share[24];            /* -x N as --xattr-share's N + 1 */
 	/* mkfs.erofs --oci: its options, turned into erofskit's by
 	 * finish_mkfs once the operands (the image among them) are known. */
-	bool oci;
+	bool oci, tar;
 	const char *oci_options;
 	struct dropin_oci oci_args;
 };
@@ -147,6 +148,7 @@ static int mkfs_ovlfs_strip(struct translation *t, const char *value)
 
 static int mkfs_tar(struct translation *t, const char *value)
 {
+	t->tar = true;
 	/* --tar alone is --tar=f upstream. */
 	if (!value || !strcmp(value, "f"))
 		return push(t, "--tar");
@@ -203,6 +205,27 @@ static int mkfs_oci(struct translation *t, const char *value)
 }
 
 /* --oci: upstream's SOURCE operand is the image in the registry. */
+/* Upstream's rebuild mode takes EROFS images as sources (several, merged
+ * as layers, the top one first): erofskit builds from directories, tars
+ * and OCI images only, so say so rather than "not a directory". */
+static int refuse_rebuild(const struct translation *t)
+{
+	struct sniffed s;
+
+	if (t->noperands > 2) {
+		fprintf(stderr, "%s: more than one SOURCE: rebuild mode (EROFS images merged "
+			"into one) is not supported by erofskit\n", t->tool->name);
+		return EXIT_USAGE;
+	}
+	if (t->noperands == 2 && sniff_source(t->operands[1], &s) && s.erofs) {
+		fprintf(stderr, "%s: %s is %s: rebuild mode (an image from EROFS images) is "
+			"not supported by erofskit; %s\n", t->tool->name, t->operands[1],
+			s.what, s.advice);
+		return EXIT_USAGE;
+	}
+	return GO_ON;
+}
+
 static int finish_mkfs(struct translation *t)
 {
 	const struct dropin_oci *o = &t->oci_args;
@@ -210,7 +233,7 @@ static int finish_mkfs(struct translation *t)
 	int ret;
 
 	if (!t->oci)
-		return GO_ON;
+		return t->tar ? GO_ON : refuse_rebuild(t);
 	if (t->noperands != 2) {
 		fprintf(stderr, "%s: --oci: expected DESTINATION and the image, as "
 			"REGISTRY/REPO[:TAG]\n", t->tool->name);

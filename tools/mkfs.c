@@ -11,6 +11,7 @@
 
 #include "blocklist.h"
 #include "cli.h"
+#include "sniff.h"
 #include "erofskit/build.h"
 
 static const char *const CMD = "mkfs";
@@ -642,6 +643,7 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 	ek_open_options remote;     /* -o: its http options only */
 	ek_build_stats stats;
 	struct cli_progress prog;
+	struct sniffed sniffed;
 	bool quiet = false, json = false, tar = false, block_size_set = false, to_stdout;
 	struct block_list list = { NULL, NULL, false };
 	const char *sde, *image, *source, *oci = NULL, *oci_layers = NULL, *metabox_alg = NULL;
@@ -998,6 +1000,8 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 				   "the image was not written", &err);
 		if (kind == FROM_DIR && !to_stdout && swapped(image, source))
 			cli_error(CMD, "(the image comes first: erofskit mkfs IMAGE SOURCE)");
+		else if (kind == FROM_DIR && err.code == -ENOTDIR && sniff_source(source, &sniffed))
+			cli_error(CMD, "(%s is %s: %s)", source, sniffed.what, sniffed.advice);
 		return ret;
 	}
 	if (json)

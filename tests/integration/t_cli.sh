@@ -87,6 +87,16 @@ SOURCE_DATE_EPOCH=yesterday usage_error "$E" mkfs out.img src; says yesterday
 usage_error "$E" mkfs no-such-dir/out.img src;          says "no-such-dir/out.img: its directory does not exist"
 # The arguments the other way round: a hint after the error.
 usage_error "$E" mkfs src out.img;                      says "the image comes first"
+# A file where the directory goes: what it is, told by its first bytes,
+# and what to build from instead; nothing said of a file of no such kind.
+tar -cf src.tar src && gzip -c src.tar >src.tar.gz && zstd -q src.tar -o src.tar.zst
+usage_error "$E" mkfs out.img src.tar;                  says "src.tar is a tar archive: build from it"
+usage_error "$E" mkfs out.img src.tar.gz;               says "src.tar.gz is gzip-compressed data"
+usage_error "$E" mkfs out.img src.tar.zst;              says "src.tar.zst is zstd-compressed data"
+usage_error "$E" mkfs out.img good.img;                 says "good.img is an EROFS image: mount it"
+usage_error "$E" mkfs out.img src/file;                 says "src/file: not a directory"
+[ "$(wc -l <cli.err)" -eq 1 ] || { cat cli.err >&2; fail "a text file was given a hint"; }
+rm src.tar src.tar.gz src.tar.zst
 # The limits themselves are accepted: a 15-byte label, every block size.
 "$E" mkfs -q -L 012345678901234 out.img src || fail "a 15-byte label was refused"
 [ "$("$E" dump --json out.img | python3 -c 'import json,sys; print(json.load(sys.stdin)["label"])')" = 012345678901234 ] ||

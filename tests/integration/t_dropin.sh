@@ -194,6 +194,13 @@ done
 refused "'--vmdk-desc'" "$MKFS" --vmdk-desc desc out.img "$S"
 refused "--clean=rvsp is not supported" "$MKFS" --clean=rvsp out.img "$S"
 refused "--tar-copy takes a tar source" "$MKFS" --ungzip=raw.tar out.img "$S"
+# Upstream's rebuild mode (EROFS images as sources) is named, not "not a
+# directory"; a tar without --tar gets mkfs's hint.
+refused "image.img is an EROFS image: rebuild mode" "$MKFS" --clean=data out.img image.img
+refused "more than one SOURCE: rebuild mode" "$MKFS" out.img image.img image.img
+tar -C "$S" -cf src.tar .
+refused "src.tar is a tar archive: build from it with --tar" "$MKFS" out.img src.tar
+rm src.tar
 refused "'abc'" "$MKFS" -x abc out.img "$S"
 refused "--xattr-share '0'" "$E" mkfs --xattr-share 0 out.img "$S"
 refused "--xattr-share takes a directory source" "$E" mkfs --tar --xattr-share 3 out.img /dev/null

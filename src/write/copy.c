@@ -3,10 +3,13 @@
  * the caller's buffer of COPY_BUF bytes (shared by data.c and
  * chunks.c).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "write/internal.h"
 #include "write/source.h"
+#include "util/cancel.h"
+#include "util/error.h"
 
 /* buf has room for the padding: COPY_BUF is a multiple of any block. */
 static int put_blocks(struct build *b, struct writer *w, uint8_t *buf, size_t len,
@@ -26,7 +29,13 @@ int copy_range_to(struct build *b, struct tnode *n, int fd, uint8_t *buf,
 
 	while (done < len) {
 		size_t want = len - done < COPY_BUF ? (size_t)(len - done) : COPY_BUF;
-		int ret = source_pread(b, n, fd, buf, want, off + done);
+		int ret;
+
+		/* A large file is copied in many pieces: a stop request is
+		 * seen between them, not only when the file is done. */
+		if (cancel_requested(b->o.cancel))
+			return err_fail(b->err, -ECANCELED, CANCEL_MESSAGE);
+		ret = source_pread(b, n, fd, buf, want, off + done);
 
 		if (!ret)
 			ret = put_blocks(b, w, buf, want, dst + done);

@@ -71,6 +71,7 @@ struct translation {
 	/* mkfs.erofs --oci: its options, turned into erofskit's by
 	 * finish_mkfs once the operands (the image among them) are known. */
 	bool oci, tar;
+	bool clean_data;           /* --clean[=data]: rebuild mode copies data */
 	const char *oci_options;
 	struct dropin_oci oci_args;
 };
@@ -186,12 +187,15 @@ static int mkfs_filter(struct translation *t, const char *value)
 	return push(t, value);
 }
 
-/* --clean[=data] asks for a full build, which erofskit always does;
- * its other modes (space reserved, inodes zeroed) are not built. */
+/* --clean[=data] asks for a full build, which erofskit always does (and
+ * from an image, refuse_rebuild's condition); its other modes (space
+ * reserved, inodes zeroed) are not built. */
 static int mkfs_clean(struct translation *t, const char *value)
 {
-	if (!value || !strcmp(value, "data"))
+	if (!value || !strcmp(value, "data")) {
+		t->clean_data = true;
 		return GO_ON;
+	}
 	fprintf(stderr, "%s: --clean=%s is not supported by erofskit: its builds keep the "
 		"data (--clean=data)\n", t->tool->name, value);
 	return EXIT_USAGE;
@@ -205,9 +209,12 @@ static int mkfs_oci(struct translation *t, const char *value)
 }
 
 /* --oci: upstream's SOURCE operand is the image in the registry. */
-/* Upstream's rebuild mode takes EROFS images as sources (several, merged
- * as layers, the top one first): erofskit builds from directories, tars
- * and OCI images only, so say so rather than "not a directory". */
+/* Upstream's rebuild mode takes EROFS images as sources: several are
+ * merged as layers (the top one first), which erofskit does not do; one,
+ * with --clean=data, is copied whole, which erofskit mkfs does.  Without
+ * it upstream writes the metadata alone, reading the data from the
+ * source as a blob device: erofskit's image would hold the data, so a
+ * caller that then mounts it with device= would be surprised. */
 static int refuse_rebuild(const struct translation *t)
 {
 	struct sniffed s;
@@ -217,10 +224,12 @@ static int refuse_rebuild(const struct translation *t)
 			"into one) is not supported by erofskit\n", t->tool->name);
 		return EXIT_USAGE;
 	}
-	if (t->noperands == 2 && sniff_source(t->operands[1], &s) && s.erofs) {
-		fprintf(stderr, "%s: %s is %s: rebuild mode (an image from EROFS images) is "
-			"not supported by erofskit; %s\n", t->tool->name, t->operands[1],
-			s.what, s.advice);
+	if (t->noperands == 2 && !t->clean_data && sniff_source(t->operands[1], &s) &&
+	    s.erofs) {
+		fprintf(stderr, "%s: %s is %s: rebuild mode without --clean=data (an image of "
+			"metadata reading its data from the source as a blob device) is not "
+			"supported by erofskit; --clean=data copies the data in\n",
+			t->tool->name, t->operands[1], s.what);
 		return EXIT_USAGE;
 	}
 	return GO_ON;
@@ -306,7 +315,8 @@ static const struct row mkfs_rows[] = {
 	{ "--async-queue-limit", VALUE, ACCEPT, NULL, NULL, "--async-queue-limit=N",
 	  "taken: erofskit sizes its own work queue" },
 	{ "--clean", OPTIONAL_VALUE, SPECIAL, NULL, mkfs_clean, "--clean[=data]",
-	  "taken: a full build, the only kind erofskit makes" },
+	  "a full build, the only kind erofskit makes; with an EROFS\n"
+	  "                         image as SOURCE (rebuild mode), its data copied in" },
 	{ "--exclude-path", VALUE, PASS, "--exclude-path", NULL, "--exclude-path=PATH",
 	  "leave PATH (relative to SOURCE) out" },
 	{ "--exclude-regex", VALUE, PASS, "--exclude-regex", NULL, "--exclude-regex=RE",

@@ -20,12 +20,15 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: erofskit mkfs [options] IMAGE SOURCE_DIR\n"
+"       erofskit mkfs [options] IMAGE SOURCE_IMAGE\n"
 "       erofskit mkfs --tar [options] IMAGE [TARBALL|-]\n"
 "       erofskit mkfs --oci DIR[:TAG] [options] IMAGE\n"
 "       erofskit mkfs --oci oci://REGISTRY/REPO[:TAG|@DIGEST] [options] IMAGE\n"
 "       erofskit mkfs --oci SOURCE --oci-layers OUTDIR [options]\n"
 "\n"
-"Build the EROFS image IMAGE from the directory SOURCE_DIR, from a tar\n"
+"Build the EROFS image IMAGE from the directory SOURCE_DIR, from the tree\n"
+"of the EROFS image SOURCE_IMAGE (to recompress it, or change its block\n"
+"or cluster size or layout; read without mounting it), from a tar\n"
 "archive (any tar dialect, compressed or not; standard input by default),\n"
 "or from an OCI image, a layout on disk or an image in a registry (its\n"
 "layers applied in order, whiteouts and all, into the one filesystem a\n"
@@ -235,7 +238,8 @@ static bool parse_uuid(const char *s, uint8_t out[16])
 	return i == 16 && *s == '\0';
 }
 
-enum source_kind { FROM_DIR, FROM_TAR, FROM_OCI };
+/* FROM_IMAGE: an EROFS image given as SOURCE_DIR, which ek_build reads. */
+enum source_kind { FROM_DIR, FROM_IMAGE, FROM_TAR, FROM_OCI };
 
 /* The signal that asked the build to stop, or 0. */
 static volatile int stop_signal;
@@ -954,6 +958,10 @@ static int mkfs_main(int argc, char **argv, struct option_lists *ex)
 		cli_error(CMD, "SOURCE '-' (a tar on standard input) needs --tar");
 		return EXIT_USAGE;
 	}
+	/* The library takes an image where a directory goes; a bad one is
+	 * bad input, as a bad archive is. */
+	if (kind == FROM_DIR && sniff_source(source, &sniffed) && sniffed.erofs)
+		kind = FROM_IMAGE;
 	/* A tar typed at a terminal is never meant: the user forgot the
 	 * TARBALL, and libarchive would only call the input unrecognised. */
 	if (kind == FROM_TAR && !strcmp(source, "-") && isatty(STDIN_FILENO)) {

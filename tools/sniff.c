@@ -28,9 +28,10 @@ static const struct kind {
 	{ 0, 4, "\x04\x22\x4d\x18", { "lz4-compressed data", MAYBE_TAR, false } },
 	{ 0, 4, "hsqs", { "a squashfs image", MOUNT_ADVICE, false } },
 	{ 257, 5, "ustar", { "a tar archive", TAR_ADVICE, false } },
-	/* The superblock's magic, 0xE0F5E1E2 little-endian, at byte 1024. */
+	/* The superblock's magic, 0xE0F5E1E2 little-endian, at byte 1024:
+	 * mkfs builds from one (the advice is for a damaged one). */
 	{ 1024, 4, "\xe2\xe1\xf5\xe0", { "an EROFS image",
-		"mount it (erofskit mount FILE DIR) and build from DIR", true } },
+		"check it with erofskit fsck", true } },
 };
 
 

@@ -366,7 +366,11 @@ typedef struct ek_build_stats {
 
 EK_API void ek_build_options_init(ek_build_options *o);
 
-/* Build `image_path` from the directory `source_dir`. */
+/* Build `image_path` from the directory `source_dir`, or from the tree of
+ * the EROFS image `source_dir` names (a file or block device holding the
+ * superblock's magic), read with this library's reader: an image
+ * recompressed or moved to other block or cluster sizes, without a
+ * mount.  A damaged source image fails the build (-EUCLEAN). */
 EK_API int ek_build(const char *image_path, const char *source_dir,
 		    const ek_build_options *opts, ek_build_stats *stats,
 		    ek_error *err);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "write/imagesource.h"
 #include "write/internal.h"
 #include "codec/codec.h"
 #include "util/pool.h"
@@ -132,6 +133,7 @@ int ek_build(const char *image_path, const char *source_dir,
 		ret = build_close_image(&b);
 out:
 	hardlinks_free(b.links);
+	image_source_close(&b);
 	build_cleanup(&b);
 	return ret;
 }

@@ -39,23 +39,17 @@ static int data_extents(struct build *b, const struct tnode *n, int fd,
 	uint64_t pos = 0;
 
 	while (pos < n->size) {
-		off_t data = lseek(fd, (off_t)pos, SEEK_DATA), hole;
+		int64_t data = source_seek(b, n, fd, pos, SEEK_DATA), hole;
 
-		if (data < 0) {
-			if (errno == ENXIO)
-				break;
-			free(ext);
-			return err_fail(b->err, -errno, "%s: SEEK_DATA: %s", n->src_path,
-				       strerror(errno));
-		}
-		hole = lseek(fd, data, SEEK_HOLE);
+		if (data == -ENXIO)
+			break;
+		hole = data < 0 ? data : source_seek(b, n, fd, (uint64_t)data, SEEK_HOLE);
 		if (hole < 0) {
 			free(ext);
-			return err_fail(b->err, -errno, "%s: SEEK_HOLE: %s", n->src_path,
-				       strerror(errno));
+			return (int)hole;
 		}
 		if ((uint64_t)hole > n->size)
-			hole = (off_t)n->size;
+			hole = (int64_t)n->size;
 		if (cnt == cap) {
 			struct extent *g;
 

@@ -48,6 +48,8 @@ struct build {
 	uint32_t devt_off;         /* the byte of the device table's one slot
 	                              (the blob, or --tar=i's tar), or 0 */
 	struct hardlinks *links;
+	struct ek_image *src_image;/* the source when it is an EROFS image
+	                              (imagesource.c), else NULL */
 	struct exclude *exclude;   /* while the source is walked */
 	struct hints *hints;       /* per-file cluster sizes, or NULL */
 	struct selabels *selabels; /* --file-contexts, or NULL */

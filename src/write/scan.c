@@ -21,6 +21,7 @@
 #include "util/error.h"
 #include "util/path.h"
 #include "write/exclude.h"
+#include "write/imagesource.h"
 #include "write/hints.h"
 
 /* ------------------------------------------------------------ hard links */
@@ -179,8 +180,12 @@ static int fill_inode(struct build *b, struct tnode *n, const char *path,
 		break;
 	case S_IFLNK: {
 		char target[PATH_MAX + 1];
-		ssize_t len = readlink(path, target, sizeof(target));
+		ssize_t len = b->src_image ?
+			      image_source_readlink(b, path, target, sizeof(target)) :
+			      readlink(path, target, sizeof(target));
 
+		if (len < 0 && b->src_image)
+			return (int)len;
 		if (len < 0)
 			return err_fail(b->err, -errno, "%s: cannot read symlink: %s",
 				       path, strerror(errno));
@@ -209,9 +214,9 @@ static int fill_inode(struct build *b, struct tnode *n, const char *path,
 		return err_fail(b->err, -EINVAL, "%s: unsupported file type 0%o", path,
 			       st->st_mode & S_IFMT);
 	}
-	if (!o->no_xattrs)
-		return read_xattrs(b, n, path);
-	return 0;
+	if (o->no_xattrs)
+		return 0;
+	return b->src_image ? image_source_xattrs(b, n, path) : read_xattrs(b, n, path);
 }
 
 static void drop_child(struct tnode *dir, uint32_t i)
@@ -222,26 +227,55 @@ static void drop_child(struct tnode *dir, uint32_t i)
 	dir->nchildren--;
 }
 
-/* Read, sort and create the children of one directory. */
-static int scan_children(struct build *b, struct tnode *dir, const char *path)
+/* One name into dir's children, not yet created. */
+struct names {
+	struct build *b;
+	struct tnode *dir;
+	size_t cap;
+};
+
+static int add_name(void *ctx, const char *name, size_t len)
 {
-	/* Every path is the source's, a '/' and the path under it, which is
-	 * what exclusion rules match. */
-	size_t under_source = strlen(b->source) + 1;
-	DIR *d = opendir(path);
+	struct names *l = ctx;
+	struct tnode *dir = l->dir;
+	struct tdentry *e;
+
+	if (cancel_requested(l->b->o.cancel))
+		return err_fail(l->b->err, -ECANCELED, CANCEL_MESSAGE);
+	if (dir->nchildren == l->cap) {
+		struct tdentry *grown;
+
+		l->cap = l->cap ? l->cap * 2 : 16;
+		grown = realloc(dir->children, l->cap * sizeof(*grown));
+		if (!grown)
+			return err_fail(l->b->err, -ENOMEM, "out of memory");
+		dir->children = grown;
+	}
+	e = &dir->children[dir->nchildren];
+	e->name = strndup(name, len);
+	e->name_len = (uint16_t)len;
+	e->inode = NULL;
+	if (!e->name)
+		return err_fail(l->b->err, -ENOMEM, "out of memory");
+	dir->nchildren++;
+	return 0;
+}
+
+/* Every name in the directory at path but "." and "..". */
+static int list_dir(struct build *b, struct tnode *dir, const char *path)
+{
+	struct names l = { b, dir, 0 };
 	struct dirent *de;
-	size_t cap = 0;
-	uint32_t i;
+	DIR *d;
 	int ret = 0;
 
+	if (b->src_image)
+		return image_source_list(b, path, add_name, &l);
+	d = opendir(path);
 	if (!d)
 		return err_fail(b->err, -errno, "%s: cannot open directory: %s", path,
 			       strerror(errno));
-	for (;;) {
-		if (cancel_requested(b->o.cancel)) {
-			ret = err_fail(b->err, -ECANCELED, CANCEL_MESSAGE);
-			break;
-		}
+	while (!ret) {
 		errno = 0;
 		de = readdir(d);
 		if (!de) {
@@ -250,29 +284,48 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 					      path, strerror(errno));
 			break;
 		}
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (dir->nchildren == cap) {
-			struct tdentry *grown;
-
-			cap = cap ? cap * 2 : 16;
-			grown = realloc(dir->children, cap * sizeof(*grown));
-			if (!grown) {
-				ret = err_fail(b->err, -ENOMEM, "out of memory");
-				break;
-			}
-			dir->children = grown;
-		}
-		dir->children[dir->nchildren].name = strdup(de->d_name);
-		dir->children[dir->nchildren].name_len = (uint16_t)strlen(de->d_name);
-		dir->children[dir->nchildren].inode = NULL;
-		if (!dir->children[dir->nchildren].name) {
-			ret = err_fail(b->err, -ENOMEM, "out of memory");
-			break;
-		}
-		dir->nchildren++;
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			ret = add_name(&l, de->d_name, strlen(de->d_name));
 	}
 	closedir(d);
+	return ret;
+}
+
+/* lstat(2) of a path under the source. */
+static int source_lstat(struct build *b, const char *path, struct stat *st)
+{
+	if (b->src_image)
+		return image_source_stat(b, path, st);
+	if (lstat(path, st) < 0)
+		return err_fail(b->err, -errno, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* A directory of a source image is walked once: a corrupt image can name
+ * one twice, or inside itself, which would copy its tree again and again
+ * (the depth limit alone bounds the depth, not the breadth). */
+static int image_dir_once(struct build *b, const char *path, const struct stat *st)
+{
+	if (!b->src_image || !S_ISDIR(st->st_mode))
+		return 0;
+	if (links_find(b->links, st->st_dev, st->st_ino))
+		return err_fail(b->err, -EUCLEAN, "%s: directory (nid %llu) has a second name, "
+				"or is inside itself", path, (unsigned long long)st->st_ino);
+	/* The table's inode is only ever compared with NULL for these. */
+	if (links_add(b->links, st->st_dev, st->st_ino, b->tree.root))
+		return err_fail(b->err, -ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Read, sort and create the children of one directory. */
+static int scan_children(struct build *b, struct tnode *dir, const char *path)
+{
+	/* Every path is the source's, a '/' and the path under it, which is
+	 * what exclusion rules match. */
+	size_t under_source = strlen(b->source) + 1;
+	uint32_t i;
+	int ret = list_dir(b, dir, path);
+
 	if (ret)
 		return ret;
 	tree_sort_children(dir);
@@ -291,8 +344,8 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 			drop_child(dir, i);
 			continue;
 		}
-		if (lstat(child, &st) < 0) {
-			ret = err_fail(b->err, -errno, "%s: %s", child, strerror(errno));
+		ret = source_lstat(b, child, &st);
+		if (ret) {
 			free(child);
 			break;
 		}
@@ -300,6 +353,11 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 			free(child);
 			drop_child(dir, i);
 			continue;
+		}
+		ret = image_dir_once(b, child, &st);
+		if (ret) {
+			free(child);
+			break;
 		}
 		link = !S_ISDIR(st.st_mode) && st.st_nlink > 1 ?
 		       links_find(b->links, st.st_dev, st.st_ino) : NULL;
@@ -363,17 +421,29 @@ int scan_source(struct build *b, const char *image_path)
 	struct stat st;
 	int ret;
 
-	/* The source itself may be a symlink to a directory. */
+	/* The source itself may be a symlink to a directory, or an image. */
 	if (stat(b->source, &st) < 0)
 		return err_fail(b->err, -errno, "%s: %s", b->source, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return err_fail(b->err, -ENOTDIR, "%s: not a directory", b->source);
+	if (!S_ISDIR(st.st_mode)) {
+		ret = image_source_open(b);
+		if (ret == -ENOTDIR)
+			return err_fail(b->err, -ENOTDIR, "%s: not a directory", b->source);
+		if (!ret)
+			ret = image_source_stat(b, b->source, &st);
+		if (!ret && !S_ISDIR(st.st_mode))
+			ret = err_fail(b->err, -EUCLEAN, "%s: the image's root is not a directory",
+				       b->source);
+		if (ret)
+			return ret;
+	}
 	b->links = calloc(1, sizeof(*b->links));
 	root = tree_new_inode(&b->tree);
 	if (!b->links || !root)
 		return err_fail(b->err, -ENOMEM, "out of memory");
 	b->tree.root = root;
 	ret = exclude_open(&b->o, image_path, &b->exclude, b->err);
+	if (!ret)
+		ret = image_dir_once(b, b->source, &st);
 	if (!ret)
 		ret = fill_inode(b, root, b->source, &st);
 	if (!ret)

@@ -1,13 +1,20 @@
-/* Source files: open, positional reads, change detection. */
+/* Source files: open, positional reads, change detection; a directory's
+ * files, a stream's in the spool, or a source image's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "write/imagesource.h"
 #include "write/internal.h"
 #include "write/source.h"
 #include "util/error.h"
+
+static bool from_image(const struct tnode *n)
+{
+	return n->src_dev == IMAGE_SOURCE_DEV && !n->spooled;
+}
 
 int source_open(struct build *b, const struct tnode *n, int *fd)
 {
@@ -19,6 +26,11 @@ int source_open(struct build *b, const struct tnode *n, int *fd)
 	 * files). */
 	if (n->spooled) {
 		*fd = b->spool_fd;
+		return 0;
+	}
+	/* Read through the library: no descriptor, and nothing to change. */
+	if (from_image(n)) {
+		*fd = -1;
 		return 0;
 	}
 
@@ -54,6 +66,8 @@ int source_pread(struct build *b, const struct tnode *n, int fd, void *buf,
 {
 	char *p = buf;
 
+	if (from_image(n))
+		return image_source_pread(b, n, buf, len, off);
 	if (n->spooled)
 		off += n->spool_off;
 	while (len > 0) {
@@ -122,7 +136,7 @@ int source_check_unchanged(struct build *b, const struct tnode *n, int fd)
 	char c;
 	ssize_t got;
 
-	if (n->spooled)
+	if (n->spooled || from_image(n))
 		return 0;
 	if (fstat(fd, &st) < 0)
 		return err_fail(b->err, -errno, "%s: %s", n->src_path, strerror(errno));
@@ -135,4 +149,19 @@ int source_check_unchanged(struct build *b, const struct tnode *n, int fd)
 			       n->src_path, (unsigned long long)n->size,
 			       (long long)st.st_size);
 	return 0;
+}
+
+int64_t source_seek(struct build *b, const struct tnode *n, int fd, uint64_t pos, int whence)
+{
+	off_t at;
+
+	if (from_image(n))
+		return image_source_seek(b, n, pos, whence);
+	at = lseek(fd, (off_t)pos, whence);
+	if (at >= 0)
+		return at;
+	if (errno == ENXIO)
+		return -ENXIO;
+	return err_fail(b->err, -errno, "%s: %s: %s", n->src_path,
+			whence == SEEK_DATA ? "SEEK_DATA" : "SEEK_HOLE", strerror(errno));
 }

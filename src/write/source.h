@@ -17,6 +17,10 @@ void source_close(struct build *b, int fd);
 /* Read exactly len bytes at off; a short read means the file shrank. */
 int source_pread(struct build *b, const struct tnode *n, int fd, void *buf,
 		 size_t len, uint64_t off);
+/* lseek(2)'s SEEK_DATA or SEEK_HOLE (whence) from pos in a sparse file:
+ * the offset, -ENXIO past the last data, or another -errno with b->err
+ * filled. */
+int64_t source_seek(struct build *b, const struct tnode *n, int fd, uint64_t pos, int whence);
 /* After reading: same size and mtime, nothing past the end. */
 int source_check_unchanged(struct build *b, const struct tnode *n, int fd);
 

@@ -195,8 +195,10 @@ refused "'--vmdk-desc'" "$MKFS" --vmdk-desc desc out.img "$S"
 refused "--clean=rvsp is not supported" "$MKFS" --clean=rvsp out.img "$S"
 refused "--tar-copy takes a tar source" "$MKFS" --ungzip=raw.tar out.img "$S"
 # Upstream's rebuild mode (EROFS images as sources) is named, not "not a
-# directory"; a tar without --tar gets mkfs's hint.
-refused "image.img is an EROFS image: rebuild mode" "$MKFS" --clean=data out.img image.img
+# directory", where erofskit does not build it: without --clean=data (a
+# metadata image over the source as a blob device; t_rebuild builds with
+# it) and from several images; a tar without --tar gets mkfs's hint.
+refused "image.img is an EROFS image: rebuild mode without --clean=data" "$MKFS" out.img image.img
 refused "more than one SOURCE: rebuild mode" "$MKFS" out.img image.img image.img
 tar -C "$S" -cf src.tar .
 refused "src.tar is a tar archive: build from it with --tar" "$MKFS" out.img src.tar

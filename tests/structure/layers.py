@@ -29,7 +29,9 @@ ALLOWED = {
     "io": {"util"},
     "codec": {"util", "format"},
     "read": {"util", "format", "io", "codec"},
-    "write": {"util", "format", "io", "codec"},   # io: a registry's image (ocipull)
+    # io: a registry's image (ocipull); read: a source image, through the
+    # reader's public calls (imagesource), as check/ reads an image
+    "write": {"util", "format", "io", "codec", "read"},
     "check": {"util", "read", "codec"},
 }
 

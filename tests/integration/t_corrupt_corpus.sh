@@ -22,7 +22,11 @@
 #  (d) erofskit dump --stats walks it within 60 s: exit 0 for the valid
 #      cases, 1 where the image does not open, 0 or 1 otherwise (the damage
 #      may lie in data the statistics do not read);
-#  (e) any other exit status (a crash, a sanitizer abort) fails the case, and
+#  (e) erofskit mkfs, with it as the source image, refuses it (exit 1, no
+#      image left) where it does not open or its tree loops (exit 2, not
+#      a directory, where its magic is gone), rebuilds the valid cases,
+#      and whatever it builds passes fsck;
+#  (f) any other exit status (a crash, a sanitizer abort) fails the case, and
 #      so does a sanitizer report on standard error.
 # Every check of every case runs (but an extraction where fsck hung); the
 # failed ones are listed at the end.
@@ -247,6 +251,41 @@ check_stats() {
 	fi
 }
 
+# check_rebuild NAME EXPECT OPENS: erofskit mkfs with the case as its
+# source image, within 60 s: an image that does not open is refused (exit
+# 1), a valid one rebuilt; a damaged one either (the damage may lie where
+# the copy does not read, or decode unnoticed, as EROFS keeps no data
+# checksums), but a directory that names itself or an ancestor, or a
+# name holding '/', is refused; what it builds passes fsck, and a refusal
+# leaves no image.
+check_rebuild() {
+	local name=$1 expect=$2 opens=$3 img=$CORPUS/$1.img out=$T/rebuilt.img rc=0
+	rm -f "$out"
+	limited timeout 60 "$EROFSKIT" mkfs -q "$out" "$img" >/dev/null 2>"$T/rerr" || rc=$?
+	sanitizer_clean "$T/rerr" "$name: mkfs from it"
+	[ "$rc" -ne 124 ] || fail "$name: mkfs from it did not finish within 60 s"
+	case $name in
+	dir-contains-itself | dir-contains-ancestor | dir-name-slash) expect=refused ;;
+	# No magic, no image: a file where a directory goes (usage, exit 2).
+	sb-bad-magic) expect=notimage ;;
+	esac
+	if [ "$expect" = notimage ]; then
+		[ "$rc" -eq 2 ] && grep -q "not a directory" "$T/rerr" ||
+			{ head -5 "$T/rerr" >&2; fail "$name: mkfs from it exit $rc, expected 2"; }
+	elif [ "$expect" = valid ]; then
+		[ "$rc" -eq 0 ] || { head -5 "$T/rerr" >&2; fail "$name: mkfs from it: exit $rc, not 0"; }
+	elif [ "$opens" = no ] || [ "$expect" = refused ]; then
+		[ "$rc" -eq 1 ] || { head -5 "$T/rerr" >&2; fail "$name: mkfs from it: exit $rc, not 1"; }
+	else
+		[ "$rc" -le 1 ] || { head -5 "$T/rerr" >&2; fail "$name: mkfs from it exit $rc"; }
+	fi
+	if [ "$rc" -eq 0 ]; then
+		"$EROFSKIT" fsck -q "$out" || fail "$name: the image rebuilt from it is not clean"
+	else
+		[ ! -e "$out" ] || fail "$name: mkfs from it failed and left an image"
+	fi
+}
+
 # check_mount NAME EXPECT OPENS
 check_mount() {
 	local name=$1 expect=$2 opens=$3 img=$CORPUS/$1.img rc=0 pid mnt=$T/mnt/$1
@@ -287,7 +326,7 @@ failed=()
 while IFS=$'\t' read -r name expect opens xcodes regex; do
 	_mounts+=("$T/mnt/$name")
 	bad=""
-	for step in fsck extract stats mount; do
+	for step in fsck extract stats rebuild mount; do
 		# An extraction would hang where the check hung: it is not run.
 		if [ $step = extract ] && [ -e "$T/hung.$name" ]; then
 			bad="$bad extract(not run)"
@@ -306,6 +345,7 @@ while IFS=$'\t' read -r name expect opens xcodes regex; do
 			fsck) check_fsck "$name" "$expect" "$regex" ;;
 			extract) check_extract "$name" "$opens" "$xcodes" ;;
 			stats) check_stats "$name" "$expect" "$opens" ;;
+			rebuild) check_rebuild "$name" "$expect" "$opens" ;;
 			mount) check_mount "$name" "$expect" "$opens" ;;
 			esac
 		) </dev/null

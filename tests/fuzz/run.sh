@@ -43,7 +43,7 @@ corpus_of() {   # TARGET: the directory its seeds live in
 # As many targets at once as there are processors: each fuzzer is one
 # process on one core, and the run takes SECONDS per round, not per target.
 jobs=${FUZZ_JOBS:-$(nproc)}
-targets="fuzz_image fuzz_check fuzz_extract fuzz_codec fuzz_tar fuzz_oci fuzz_net"
+targets="fuzz_image fuzz_check fuzz_extract fuzz_codec fuzz_tar fuzz_oci fuzz_net fuzz_rebuild"
 running=0
 for target in $targets; do
 	dir=$(corpus_of $target)

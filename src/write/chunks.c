@@ -436,7 +436,8 @@ int chunks_write(struct build *b, struct tnode *n, int fd, uint8_t *buf)
 		chunks_mark(n, 0, n->size);
 	}
 	t = n->chunks;
-	per = COPY_BUF >> t->chunkbits;
+	/* Chunks reach 2^43 bytes (4 KiB blocks): a 64-bit shift. */
+	per = (uint64_t)COPY_BUF >> t->chunkbits;
 
 	if (b->o.chunk_size && per) {
 		/* In a blob, a file's chunks stay chunks: only they can

@@ -29,9 +29,9 @@ static const struct kind {
 	{ 0, 4, "hsqs", { "a squashfs image", MOUNT_ADVICE, false } },
 	{ 257, 5, "ustar", { "a tar archive", TAR_ADVICE, false } },
 	/* The superblock's magic, 0xE0F5E1E2 little-endian, at byte 1024:
-	 * mkfs builds from one (the advice is for a damaged one). */
+	 * a source of its own to mkfs, named by the drop-in's rebuild mode. */
 	{ 1024, 4, "\xe2\xe1\xf5\xe0", { "an EROFS image",
-		"check it with erofskit fsck", true } },
+		"build from it as it is", true } },
 };
 
 

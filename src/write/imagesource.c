@@ -57,37 +57,21 @@ void image_source_close(struct build *b)
 	b->src_image = NULL;
 }
 
-/* The path in the image of a path under b->source: what follows it, or
- * "/" for the source itself. */
-static const char *in_image(const struct build *b, const char *path)
-{
-	const char *rest = path + strlen(b->source);
-
-	return *rest ? rest : "/";
-}
-
-/* The inode at path, or -errno with b->err filled. */
-static int get(struct build *b, const char *path, ek_inode **out)
+/* The inode nid (at path, for messages), or -errno with b->err filled. */
+static int get(struct build *b, uint64_t nid, const char *path, ek_inode **out)
 {
 	ek_error err;
-	ek_nid nid;
-	int ret = ek_lookup(b->src_image, in_image(b, path), &nid, &err);
+	int ret = ek_inode_get(b->src_image, (ek_nid)nid, out, &err);
 
-	if (!ret)
-		ret = ek_inode_get(b->src_image, nid, out, &err);
 	return ret ? err_fail(b->err, ret, "%s: %s", path, err.message) : 0;
 }
 
-int image_source_stat(struct build *b, const char *path, struct stat *st)
+/* lstat(2)'s fields of inode. */
+static void stat_of(ek_inode *inode, struct stat *st)
 {
+	const ek_stat *s = ek_inode_stat(inode);
 	ek_inode_detail detail;
-	const ek_stat *s;
-	ek_inode *inode;
-	int ret = get(b, path, &inode);
 
-	if (ret)
-		return ret;
-	s = ek_inode_stat(inode);
 	memset(st, 0, sizeof(*st));
 	st->st_dev = IMAGE_SOURCE_DEV;
 	st->st_ino = (ino_t)s->nid;
@@ -108,6 +92,43 @@ int image_source_stat(struct build *b, const char *path, struct stat *st)
 		st->st_blocks = 0;
 	st->st_mtim.tv_sec = (time_t)s->mtime;
 	st->st_mtim.tv_nsec = (long)s->mtime_nsec;
+}
+
+int image_source_root(struct build *b, struct stat *st)
+{
+	ek_inode *root;
+	ek_error err;
+	ek_nid nid;
+	int ret = ek_lookup(b->src_image, "/", &nid, &err);
+
+	if (ret)
+		return err_fail(b->err, ret, "%s: %s", b->source, err.message);
+	ret = get(b, nid, b->source, &root);
+	if (ret)
+		return ret;
+	stat_of(root, st);
+	ek_inode_put(root);
+	return 0;
+}
+
+int image_source_stat(struct build *b, uint64_t dir_nid, const char *name, const char *path,
+		      struct stat *st)
+{
+	ek_inode *dir, *inode;
+	ek_error err;
+	ek_nid nid;
+	int ret = get(b, dir_nid, path, &dir);
+
+	if (ret)
+		return ret;
+	ret = ek_lookup_child(dir, name, strlen(name), &nid, &err);
+	ek_inode_put(dir);
+	if (ret)
+		return err_fail(b->err, ret, "%s: %s", path, err.message);
+	ret = get(b, nid, path, &inode);
+	if (ret)
+		return ret;
+	stat_of(inode, st);
 	ek_inode_put(inode);
 	return 0;
 }
@@ -135,13 +156,13 @@ static int list_one(void *ctx, const ek_dirent *d)
 	return l->add(l->ctx, d->name, d->name_len);
 }
 
-int image_source_list(struct build *b, const char *path,
+int image_source_list(struct build *b, uint64_t nid, const char *path,
 		      int (*add)(void *ctx, const char *name, size_t len), void *ctx)
 {
 	struct lister l = { b, path, add, ctx };
 	ek_inode *dir;
 	ek_error err;
-	int ret = get(b, path, &dir);
+	int ret = get(b, nid, path, &dir);
 
 	if (ret)
 		return ret;
@@ -152,12 +173,13 @@ int image_source_list(struct build *b, const char *path,
 	return ret && err.code ? err_fail(b->err, ret, "%s: %s", path, err.message) : ret;
 }
 
-ssize_t image_source_readlink(struct build *b, const char *path, char *buf, size_t size)
+ssize_t image_source_readlink(struct build *b, const struct tnode *n, const char *path,
+			      char *buf, size_t size)
 {
 	ek_inode *inode;
 	ek_error err;
 	ssize_t len;
-	int ret = get(b, path, &inode);
+	int ret = get(b, n->src_ino, path, &inode);
 
 	if (ret)
 		return ret;
@@ -192,7 +214,7 @@ int image_source_xattrs(struct build *b, struct tnode *n, const char *path)
 	struct xattr_sink s = { b, n, path };
 	ek_inode *inode;
 	ek_error err;
-	int ret = get(b, path, &inode);
+	int ret = get(b, n->src_ino, path, &inode);
 
 	if (ret)
 		return ret;
@@ -211,10 +233,10 @@ int image_source_pread(struct build *b, const struct tnode *n, void *buf, size_t
 	ek_inode *inode;
 	ek_error err;
 	char *p = buf;
-	int ret = ek_inode_get(b->src_image, (ek_nid)n->src_ino, &inode, &err);
+	int ret = get(b, n->src_ino, n->src_path, &inode);
 
 	if (ret)
-		return err_fail(b->err, ret, "%s: %s", n->src_path, err.message);
+		return ret;
 	while (len > 0) {
 		ssize_t got = ek_read(inode, p, len, off, &err);
 
@@ -241,10 +263,10 @@ int64_t image_source_seek(struct build *b, const struct tnode *n, uint64_t pos, 
 	ek_inode *inode;
 	ek_error err;
 	int64_t at;
-	int ret = ek_inode_get(b->src_image, (ek_nid)n->src_ino, &inode, &err);
+	int ret = get(b, n->src_ino, n->src_path, &inode);
 
 	if (ret)
-		return err_fail(b->err, ret, "%s: %s", n->src_path, err.message);
+		return ret;
 	at = ek_seek(inode, pos, whence, &err);
 	ek_inode_put(inode);
 	if (at < 0 && at != -ENXIO)

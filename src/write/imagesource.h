@@ -6,8 +6,8 @@
  *
  * The walk names a file of the image by b->source followed by its path
  * in the image ("old.erofs/usr/bin/env"), so that messages and path rules
- * read as they do for a directory; its tnode has src_dev
- * IMAGE_SOURCE_DEV and src_ino its nid.
+ * read as they do for a directory, but finds it by nid: its tnode has
+ * src_dev IMAGE_SOURCE_DEV and src_ino its nid.
  */
 #ifndef EK_WRITE_IMAGESOURCE_H
 #define EK_WRITE_IMAGESOURCE_H
@@ -28,15 +28,20 @@ struct tnode;
 int image_source_open(struct build *b);
 void image_source_close(struct build *b);
 
-/* lstat(2) of a path under b->source: type, permissions, owner, mtime,
- * size, nlink, rdev; st_dev IMAGE_SOURCE_DEV and st_ino the nid. */
-int image_source_stat(struct build *b, const char *path, struct stat *st);
-/* Every name in the directory at path but "." and "..", to add(ctx, name, len). */
-int image_source_list(struct build *b, const char *path,
+/* lstat(2) of the image's root, and of the entry name in the directory
+ * dir_nid (at path, for messages): type, permissions, owner, mtime, size,
+ * nlink, rdev; st_dev IMAGE_SOURCE_DEV and st_ino the nid.  Every call
+ * below takes an inode by that nid (n->src_ino), never by its path. */
+int image_source_root(struct build *b, struct stat *st);
+int image_source_stat(struct build *b, uint64_t dir_nid, const char *name, const char *path,
+		      struct stat *st);
+/* Every name in the directory nid but "." and "..", to add(ctx, name, len). */
+int image_source_list(struct build *b, uint64_t nid, const char *path,
 		      int (*add)(void *ctx, const char *name, size_t len), void *ctx);
-/* readlink(2): the target's length, or -errno with b->err filled. */
-ssize_t image_source_readlink(struct build *b, const char *path, char *buf, size_t size);
-/* The xattrs of the file at path onto n. */
+/* readlink(2) of n: the target's length, or -errno with b->err filled. */
+ssize_t image_source_readlink(struct build *b, const struct tnode *n, const char *path,
+			      char *buf, size_t size);
+/* n's xattrs onto n. */
 int image_source_xattrs(struct build *b, struct tnode *n, const char *path);
 
 /* n's data: exactly len bytes at off. */

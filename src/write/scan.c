@@ -181,7 +181,7 @@ static int fill_inode(struct build *b, struct tnode *n, const char *path,
 	case S_IFLNK: {
 		char target[PATH_MAX + 1];
 		ssize_t len = b->src_image ?
-			      image_source_readlink(b, path, target, sizeof(target)) :
+			      image_source_readlink(b, n, path, target, sizeof(target)) :
 			      readlink(path, target, sizeof(target));
 
 		if (len < 0 && b->src_image)
@@ -270,7 +270,7 @@ static int list_dir(struct build *b, struct tnode *dir, const char *path)
 	int ret = 0;
 
 	if (b->src_image)
-		return image_source_list(b, path, add_name, &l);
+		return image_source_list(b, dir->src_ino, path, add_name, &l);
 	d = opendir(path);
 	if (!d)
 		return err_fail(b->err, -errno, "%s: cannot open directory: %s", path,
@@ -291,11 +291,12 @@ static int list_dir(struct build *b, struct tnode *dir, const char *path)
 	return ret;
 }
 
-/* lstat(2) of a path under the source. */
-static int source_lstat(struct build *b, const char *path, struct stat *st)
+/* lstat(2) of the entry name of dir, at path. */
+static int source_lstat(struct build *b, const struct tnode *dir, const char *name,
+			const char *path, struct stat *st)
 {
 	if (b->src_image)
-		return image_source_stat(b, path, st);
+		return image_source_stat(b, dir->src_ino, name, path, st);
 	if (lstat(path, st) < 0)
 		return err_fail(b->err, -errno, "%s: %s", path, strerror(errno));
 	return 0;
@@ -344,7 +345,7 @@ static int scan_children(struct build *b, struct tnode *dir, const char *path)
 			drop_child(dir, i);
 			continue;
 		}
-		ret = source_lstat(b, child, &st);
+		ret = source_lstat(b, dir, e->name, child, &st);
 		if (ret) {
 			free(child);
 			break;
@@ -429,7 +430,7 @@ int scan_source(struct build *b, const char *image_path)
 		if (ret == -ENOTDIR)
 			return err_fail(b->err, -ENOTDIR, "%s: not a directory", b->source);
 		if (!ret)
-			ret = image_source_stat(b, b->source, &st);
+			ret = image_source_root(b, &st);
 		if (!ret && !S_ISDIR(st.st_mode))
 			ret = err_fail(b->err, -EUCLEAN, "%s: the image's root is not a directory",
 				       b->source);
